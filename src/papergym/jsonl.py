@@ -1,0 +1,73 @@
+"""JSONL reading and writing for records, used by every step.
+
+Writes are atomic (a temporary file in the same folder, then a rename), so an interrupted run
+never leaves half a file behind; appends add one complete line at a time, for resumable steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from papergym.errors import BadInputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _line(record: BaseModel) -> str:
+    return record.model_dump_json(exclude_computed_fields=True) + "\n"
+
+
+def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
+    """Write records to ``path`` atomically, one JSON object per line; return the count."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(_line(record))
+                count += 1
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def append_jsonl(path: str | Path, record: BaseModel) -> None:
+    """Append one record as a single complete line (flushed), creating the file if needed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(_line(record))
+        handle.flush()
+
+
+def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
+    """Yield records of type ``model`` from ``path``; a bad line raises an error naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise BadInputError(path, "no such file")
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                yield model.model_validate(data)
+            except (json.JSONDecodeError, ValidationError) as error:
+                first = str(error).splitlines()[0]
+                raise BadInputError(f"{path}:{number}", f"not a valid {model.__name__}: {first}") from error
+
+
+def read_jsonl(path: str | Path, model: type[M]) -> list[M]:
+    """Read every record of type ``model`` from ``path``."""
+    return list(iter_jsonl(path, model))

@@ -1,0 +1,99 @@
+"""The records that travel between PaperGym's steps.
+
+Every record is a frozen pydantic model that refuses unknown fields, so a file written by one
+step is read back by the next exactly as it was written (see :mod:`papergym.jsonl`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+
+class Record(BaseModel):
+    """Base of every record: immutable, strict about fields, JSON-serialisable."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def content_hash(payload: Any, length: int = 16) -> str:
+    """A short, stable hex digest of a JSON-serialisable payload (keys sorted)."""
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+class Section(Record):
+    """One heading of a paper and the text under it, up to the next heading of any level."""
+
+    heading: str = Field(description="Heading text with LaTeX turned into plain text.")
+    level: int = Field(
+        description="Depth of the heading: 0 chapter, 1 section, 2 subsection, 3 subsubsection, "
+        "4 paragraph, 5 subparagraph (-1 part)."
+    )
+    path: tuple[str, ...] = Field(
+        default=(), description="Headings of the enclosing sections, outermost first."
+    )
+    text: str = Field(description="Readable plain text of the section body.")
+    appendix: bool = Field(default=False, description="True for sections after \\appendix.")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def words(self) -> int:
+        return len(self.text.split())
+
+
+class PaperMeta(Record):
+    """Where a paper came from and what ingestion noticed about it."""
+
+    source_path: str = Field(description="The file, folder or archive the paper was read from.")
+    main_file: str | None = Field(
+        default=None, description="Main .tex file, relative to the paper's root."
+    )
+    main_file_reason: str | None = Field(
+        default=None, description="Why this file was chosen as the main file."
+    )
+    arxiv_id: str | None = None
+    date: str | None = Field(default=None, description="ISO date (YYYY-MM or YYYY-MM-DD).")
+    files_read: tuple[str, ...] = Field(
+        default=(), description="Source files whose text went into the paper, in reading order."
+    )
+    warnings: tuple[str, ...] = ()
+
+
+class Paper(Record):
+    """A paper as PaperGym reads it: title, abstract and sections of clean text."""
+
+    id: str = Field(description="Content hash of title, abstract and sections.")
+    title: str
+    abstract: str
+    sections: tuple[Section, ...]
+    meta: PaperMeta
+
+    @classmethod
+    def create(
+        cls, *, title: str, abstract: str, sections: tuple[Section, ...], meta: PaperMeta
+    ) -> Paper:
+        """Build a paper whose id is the hash of its content (not of where it came from)."""
+        payload = {
+            "title": title,
+            "abstract": abstract,
+            "sections": [s.model_dump(include={"heading", "level", "text"}) for s in sections],
+        }
+        return cls(
+            id=content_hash(payload), title=title, abstract=abstract, sections=sections, meta=meta
+        )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def words(self) -> int:
+        return len(self.abstract.split()) + sum(s.words for s in self.sections)
+
+    def top_level_headings(self) -> list[str]:
+        """Headings of the outermost sections, in order."""
+        if not self.sections:
+            return []
+        top = min(s.level for s in self.sections)
+        return [s.heading for s in self.sections if s.level == top]

@@ -1,0 +1,253 @@
+"""A LaTeX paper folder → title, abstract and sections of clean text.
+
+Read top to bottom, this is the ingestion recipe: choose the main file and inline its inputs;
+learn the paper's own macros; take the title and abstract; cut the body down to what a reader
+sees (no preamble, bibliography, float bodies or definitions); split it at the headings; turn
+each piece into plain text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from papergym.errors import BadInputError
+from papergym.records import Section
+from papergym.sources.latex.blocks import (
+    Environment,
+    find_commands,
+    find_environments,
+    remove_commands,
+    remove_environments,
+    replace_environments,
+)
+from papergym.sources.latex.flatten import (
+    MainFile,
+    document_body,
+    find_main_file,
+    flatten,
+    read_source,
+)
+from papergym.sources.latex.macros import (
+    Macro,
+    MacroExpander,
+    collect_macros,
+    remove_definitions,
+    used_packages,
+)
+from papergym.sources.latex.scan import is_escaped, read_group
+from papergym.sources.latex.sections import (
+    APPENDIX_MARKER,
+    RawSection,
+    is_references_heading,
+    parent_paths,
+    split_sections,
+)
+from papergym.sources.latex.totext import inline_text, latex_to_text
+
+FLOATS = {
+    "figure": "Figure", "figure*": "Figure", "table": "Table", "table*": "Table",
+    "wrapfigure": "Figure", "wraptable": "Table", "sidewaysfigure": "Figure",
+    "sidewaystable": "Table", "SCfigure": "Figure", "algorithm": "Algorithm",
+    "algorithm*": "Algorithm", "listing": "Listing", "subfigure": "Figure", "subtable": "Table",
+    "longtable": "Table", "deluxetable": "Table", "deluxetable*": "Table",
+}
+# Blocks with no reader-visible prose once outside a float: drawings, raw tables, pseudo-code.
+NON_PROSE = (
+    "tabular", "tabular*", "tabularx", "tabulary", "tikzpicture", "pgfpicture",
+    "picture", "algorithmic", "algorithmic*", "forest", "circuitikz", "filecontents",
+    "filecontents*", "thebibliography", "references", "comment",
+)
+_BIBLIOGRAPHY_COMMANDS = {
+    "bibliography": "{", "printbibliography": "[", "bibliographystyle": "{",
+    "addbibresource": "[{", "nobibliography": "{", "bibdata": "{",
+}
+_FRONT_MATTER = {"author": "[{", "title": "[{", "icmltitle": "{", "date": "{", "thanks": "{"}
+_TITLE_COMMANDS = {"title": "[{", "icmltitle": "{", "Title": "{", "papertitle": "{"}
+_CAPTIONS = {"caption": "*[{", "captionof": "*{[{", "subcaption": "*[{", "tablecaption": "{"}
+_MIN_LEAD_WORDS = 40  # text before the first heading shorter than this is title-page residue
+
+
+@dataclass
+class LatexDocument:
+    """What ingestion reads from a LaTeX paper, before it becomes a :class:`Paper`."""
+
+    title: str
+    abstract: str
+    sections: list[Section]
+    main_file: str
+    main_file_reason: str
+    files: list[str]
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_latex_paper(root: Path, main_file: Path | None = None) -> LatexDocument:
+    """Read the LaTeX paper whose sources are under ``root``.
+
+    ``main_file`` skips the search for the main file (a single ``.tex`` given by the user).
+    """
+    root = root.resolve()
+    if main_file is not None:
+        main = MainFile(main_file.resolve(), "given as the source", flatten(root, main_file))
+    else:
+        tex_files = sorted(p for p in root.rglob("*.tex") if not _hidden(p, root))
+        if not tex_files:
+            raise BadInputError(root, "no .tex file found")
+        main = find_main_file(root, tex_files)
+    full = main.flattened.text
+    warnings = list(main.flattened.warnings)
+    begin = re.search(r"\\begin\s*\{document\}", full)
+    preamble = full[: begin.start()] if begin else ""
+    body = document_body(full) if begin else full
+    expander = MacroExpander(_paper_macros(root, preamble, body))
+
+    title = _title(full, expander)
+    if not title:
+        title = _title_page_title(body, expander)
+        warnings.append("no \\title; " + ("title taken from the title page" if title else "no title found"))
+    abstract, body = _take_abstract(body, preamble, expander)
+    body = expander.expand(clean_body(body))
+    lead, raw_sections = split_sections(body)
+    sections = _to_sections(lead, raw_sections)
+    if not sections:
+        warnings.append("no sections found")
+    if not abstract:
+        abstract, source = _stand_in_abstract(sections)
+        warnings.append(f"no abstract; the first paragraph of '{source}' stands in" if abstract else "no abstract found")
+    return LatexDocument(
+        title=title,
+        abstract=abstract,
+        sections=sections,
+        main_file=main.path.resolve().relative_to(root).as_posix(),
+        main_file_reason=main.reason,
+        files=main.flattened.files,
+        warnings=warnings,
+    )
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    return any(part.startswith((".", "__MACOSX")) for part in path.relative_to(root).parts)
+
+
+def _paper_macros(root: Path, preamble: str, body: str) -> dict[str, Macro]:
+    """Simple macros from the paper's own .sty files, its preamble and its body, in that order."""
+    macros: dict[str, Macro] = {}
+    for package in used_packages(preamble):
+        for style in (root / f"{package}.sty", *root.glob(f"*/{package}.sty")):
+            if style.is_file():
+                try:
+                    macros.update(collect_macros(read_source(style)))
+                except BadInputError:
+                    pass
+                break
+    macros.update(collect_macros(preamble))
+    macros.update(collect_macros(body))
+    return macros
+
+
+def _title(full: str, expander: MacroExpander) -> str:
+    for command in find_commands(full, _TITLE_COMMANDS):
+        latex = command.args[-1] or ""
+        latex = remove_commands(latex, {"thanks": "{", "footnote": "[{"})
+        text = inline_text(expander.expand(latex))
+        if text:
+            return text
+    return ""
+
+
+def _title_page_title(body: str, expander: MacroExpander) -> str:
+    """A title typeset by hand on a title page: the first bold or large text of that page."""
+    for env in find_environments(body, ["titlepage", "center", "flushleft", "flushright"]):
+        page = env.body(body)
+        emphasis = re.search(r"\\(textbf|LARGE|Large|huge|Huge|bfseries)(?![A-Za-z])", page)
+        if emphasis is None:
+            continue
+        if emphasis.group(1) == "textbf":
+            group = read_group(page, emphasis.end())
+            latex = group.value if group else ""
+        else:
+            latex = _rest_of_group(page, emphasis.end())
+        text = inline_text(expander.expand(latex))
+        if text:
+            return text
+    return ""
+
+
+def _rest_of_group(text: str, pos: int) -> str:
+    """The text from ``pos`` to the end of the enclosing group, or to the next blank line."""
+    depth = 0
+    for index in range(pos, len(text)):
+        char = text[index]
+        if char == "{" and not is_escaped(text, index):
+            depth += 1
+        elif char == "}" and not is_escaped(text, index):
+            if depth == 0:
+                return text[pos:index]
+            depth -= 1
+        elif text.startswith("\n\n", index) and depth == 0:
+            return text[pos:index]
+    return text[pos:]
+
+
+def _stand_in_abstract(sections: list[Section]) -> tuple[str, str]:
+    """For a paper without an abstract: the first paragraph of its first section with text."""
+    for section in sections:
+        paragraph = section.text.split("\n\n", 1)[0].strip()
+        if len(paragraph.split()) >= 20:
+            return paragraph, section.heading
+    return "", ""
+
+
+def _take_abstract(body: str, preamble: str, expander: MacroExpander) -> tuple[str, str]:
+    """The abstract's text, and the body without it (it must not reappear in a section)."""
+    for source, is_body in ((body, True), (preamble, False)):
+        envs = find_environments(source, ["abstract"])
+        if envs:
+            text = latex_to_text(expander.expand(remove_definitions(envs[0].body(source))))
+            if is_body:
+                body = source[: envs[0].start] + source[envs[0].end :]
+            return text, body
+        commands = find_commands(source, {"abstract": "{"})
+        if commands:
+            text = latex_to_text(expander.expand(commands[0].args[0] or ""))
+            if is_body:
+                body = source[: commands[0].start] + source[commands[0].end :]
+            return text, body
+    return "", body
+
+
+def clean_body(body: str) -> str:
+    """Cut the body down to reader-visible prose (still LaTeX)."""
+    body = remove_definitions(body)
+    body = remove_commands(body, {**_BIBLIOGRAPHY_COMMANDS, **_FRONT_MATTER})
+    body = replace_environments(body, FLOATS, _float_captions)
+    body = remove_environments(body, NON_PROSE)
+    body = re.sub(r"\\begin\s*\{(appendix|appendices|subappendices)\}", lambda _: APPENDIX_MARKER, body)
+    return re.sub(r"\\end\s*\{(appendix|appendices|subappendices)\}", "", body)
+
+
+def _float_captions(env: Environment, text: str) -> str:
+    """A float becomes its captions only: "Figure: ..." paragraphs."""
+    kind = FLOATS[env.name]
+    captions = [c.args[-1] or "" for c in find_commands(env.body(text), _CAPTIONS)]
+    return "".join(f"\n\n{kind}: {caption}\n\n" for caption in captions if caption.strip()) or "\n"
+
+
+def _to_sections(lead: str, raw_sections: list[RawSection]) -> list[Section]:
+    headings = [inline_text(raw.heading).rstrip(".:") for raw in raw_sections]
+    kept = [
+        (raw, heading)
+        for raw, heading in zip(raw_sections, headings, strict=True)
+        if not is_references_heading(heading)
+    ]
+    paths = parent_paths([raw.level for raw, _ in kept], [h for _, h in kept])
+    sections = [
+        Section(heading=h, level=raw.level, path=path, text=latex_to_text(raw.body), appendix=raw.appendix)
+        for (raw, h), path in zip(kept, paths, strict=True)
+    ]
+    lead_text = latex_to_text(lead)
+    if len(lead_text.split()) >= _MIN_LEAD_WORDS:
+        top = min((s.level for s in sections), default=1)
+        sections.insert(0, Section(heading="", level=top, text=lead_text))
+    return sections

@@ -1,0 +1,300 @@
+"""LaTeX → readable plain text with pylatexenc, configured for research papers.
+
+Citations and cross-references become ``[cite]`` and ``[ref]``, footnotes go in parentheses,
+formatting commands keep their text, layout commands vanish, and inline math stays readable
+(``$\\alpha_i^2$`` → ``α_i^2``). Conversion never raises: a piece pylatexenc cannot handle is
+converted paragraph by paragraph, and as a last resort with a plain markup stripper.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from pylatexenc import latex2text, latexwalker, macrospec
+
+_CITE = (
+    "cite",
+    "citep",
+    "citet",
+    "citealp",
+    "citealt",
+    "citeauthor",
+    "citeyear",
+    "citeyearpar",
+    "parencite",
+    "textcite",
+    "autocite",
+    "footcite",
+    "Cite",
+    "Citet",
+    "Citep",
+    "citenum",
+    "smartcite",
+    "supercite",
+)
+_REF = (
+    "ref",
+    "eqref",
+    "autoref",
+    "cref",
+    "Cref",
+    "pageref",
+    "nameref",
+    "vref",
+    "subref",
+    "Autoref",
+    "crefrange",
+    "Crefrange",
+    "fullref",
+)
+_KEEP_TEXT = (
+    "texttt",
+    "textsc",
+    "textsf",
+    "textrm",
+    "textup",
+    "textmd",
+    "textnormal",
+    "textsl",
+    "mbox",
+    "fbox",
+    "underline",
+    "uline",
+    "hl",
+    "text",
+    "textsubscript",
+    "textsuperscript",
+    "mathrm",
+    "mathsf",
+    "mathtt",
+    "mathit",
+    "mathbf",
+    "boldsymbol",
+    "bm",
+    "mathnormal",
+    "ensuremath",
+    "nolinkurl",
+    "path",
+    "acro",
+    "ac",
+    "acs",
+    "acl",
+    "acf",
+    "gls",
+    "glspl",
+    "Gls",
+    "keyword",
+    "code",
+    "pkg",
+    "proglang",
+    "software",
+    "mintinline",
+    "lstinline",
+    "textls",
+    "uppercase",
+    "MakeUppercase",
+    "MakeLowercase",
+)
+# Commands whose arguments are layout or bookkeeping, never reader-visible text.
+_DROP = {
+    "label": "{",
+    "includegraphics": "*[[{",
+    "vspace": "*{",
+    "hspace": "*{",
+    "setlength": "{{",
+    "addtolength": "{{",
+    "setcounter": "{{",
+    "addtocounter": "{{",
+    "stepcounter": "{",
+    "refstepcounter": "{",
+    "pagestyle": "{",
+    "thispagestyle": "{",
+    "pagenumbering": "{",
+    "graphicspath": "{",
+    "hypersetup": "{",
+    "captionsetup": "[{",
+    "definecolor": "{{{",
+    "color": "[{",
+    "bibliographystyle": "{",
+    "nocite": "{",
+    "thanks": "{",
+    "footnotemark": "[",
+    "linenumbers": "",
+    "newpage": "",
+    "clearpage": "",
+    "cleardoublepage": "",
+    "pagebreak": "[",
+    "nopagebreak": "[",
+    "linebreak": "[",
+    "vfill": "",
+    "hfill": "",
+    "centering": "",
+    "raggedright": "",
+    "raggedleft": "",
+    "noindent": "",
+    "indent": "",
+    "maketitle": "",
+    "tableofcontents": "",
+    "listoffigures": "",
+    "listoftables": "",
+    "vskip": "",
+    "hskip": "",
+    "phantom": "{",
+    "hphantom": "{",
+    "vphantom": "{",
+    "resizebox": "{{",
+    "scalebox": "{",
+    "rule": "[{{",
+    "addcontentsline": "{{{",
+    "markboth": "{{",
+    "markright": "{",
+    "balance": "",
+    "twocolumn": "[",
+    "onecolumn": "",
+    "sloppy": "",
+    "fussy": "",
+    "allowdisplaybreaks": "[",
+    "FloatBarrier": "",
+    "bigskip": "",
+    "medskip": "",
+    "smallskip": "",
+    "affiliation": "{",
+    "affil": "[{",
+    "email": "{",
+    "keywords": "{",
+    "orcid": "{",
+    "correspondingauthor": "{",
+    "altaffiliation": "{",
+    "received": "{",
+    "accepted": "{",
+    "published": "{",
+    "submitjournal": "{",
+    "shorttitle": "{",
+    "shortauthors": "{",
+    "titlehead": "{",
+    "date": "{",
+    "icmlsetsymbol": "{{",
+    "icmlauthor": "{{",
+    "icmlaffiliation": "{{",
+    "icmlcorrespondingauthor": "{{",
+    "icmlkeywords": "{",
+    "printAffiliationsAndNotice": "{",
+    "vcentcolon": "",
+    "protect": "",
+    "xspace": "",
+    "nobreak": "",
+    "ignorespaces": "",
+    "leavevmode": "",
+    "null": "",
+    "strut": "",
+}
+_SYMBOLS = {
+    "LaTeX": "LaTeX",
+    "TeX": "TeX",
+    "LaTeXe": "LaTeX2e",
+    "BibTeX": "BibTeX",
+    "S": "§",
+    "P": "¶",
+    "eg": "e.g.",
+    "ie": "i.e.",
+    "etal": "et al.",
+    "cf": "cf.",
+    "etc": "etc.",
+    "wrt": "w.r.t.",
+    "vs": "vs.",
+    "textbackslash": "\\",
+}
+
+
+@functools.cache
+def _contexts() -> tuple[Any, Any]:
+    walker_db = latexwalker.get_default_latex_context_db()
+    text_db = latex2text.get_default_latex_context_db()
+    walker_specs = [macrospec.MacroSpec(n, "*[[{") for n in _CITE]
+    walker_specs += [macrospec.MacroSpec(n, "*{") for n in _REF]
+    walker_specs += [macrospec.MacroSpec(n, "{") for n in _KEEP_TEXT]
+    walker_specs += [macrospec.MacroSpec(n, spec) for n, spec in _DROP.items()]
+    walker_specs += [
+        macrospec.MacroSpec("href", "{{"),
+        macrospec.MacroSpec("url", "{"),
+        macrospec.MacroSpec("footnote", "[{"),
+        macrospec.MacroSpec("footnotetext", "[{"),
+        macrospec.MacroSpec("textcolor", "[{{"),
+        macrospec.MacroSpec("colorbox", "[{{"),
+        macrospec.MacroSpec("operatorname", "*{"),
+        macrospec.MacroSpec("caption", "[{"),
+        macrospec.MacroSpec("makebox", "[[{"),
+        macrospec.MacroSpec("parbox", "[[[{{"),
+        macrospec.MacroSpec("raisebox", "{[[{"),
+    ]
+    walker_db.add_context_category("papergym", macros=walker_specs, prepend=True)
+    T = latex2text.MacroTextSpec
+    text_specs = [T(n, "[cite]") for n in _CITE] + [T(n, "[ref]") for n in _REF]
+    text_specs += [T(n, "%(1)s") for n in _KEEP_TEXT]
+    text_specs += [T(n, "") for n in _DROP]
+    text_specs += [T(n, value) for n, value in _SYMBOLS.items()]
+    text_specs += [
+        T("href", "%(2)s"),
+        T("url", "%(1)s"),
+        T("footnote", " (%(2)s)"),
+        T("footnotetext", ""),
+        T("textcolor", "%(3)s"),
+        T("colorbox", "%(3)s"),
+        T("operatorname", "%(2)s"),
+        T("caption", "%(2)s"),
+        T("makebox", "%(3)s"),
+        T("parbox", "%(5)s"),
+        T("raisebox", "%(4)s"),
+    ]
+    text_db.add_context_category("papergym", macros=text_specs, prepend=True)
+    return walker_db, text_db
+
+
+def _convert(latex: str) -> str:
+    walker_db, text_db = _contexts()
+    walker = latexwalker.LatexWalker(latex, latex_context=walker_db, tolerant_parsing=True)
+    nodes, _, _ = walker.get_latex_nodes()
+    converter = latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text")
+    return str(converter.nodelist_to_text(nodes))
+
+
+_MARKUP = re.compile(r"\\[A-Za-z@]+\*?(\[[^\]]*\])?|[{}$]")
+
+
+def strip_markup(latex: str) -> str:
+    """Last-resort conversion: drop control words, braces and math shifts."""
+    return _MARKUP.sub(" ", latex)
+
+
+def latex_to_text(latex: str) -> str:
+    """Readable plain text from a LaTeX fragment; never raises."""
+    try:
+        return normalize_text(_convert(latex))
+    except Exception:  # pylatexenc raises assorted errors on odd input; degrade per paragraph
+        pieces = []
+        for paragraph in re.split(r"\n\s*\n", latex):
+            try:
+                pieces.append(_convert(paragraph))
+            except Exception:
+                pieces.append(strip_markup(paragraph))
+        return normalize_text("\n\n".join(pieces))
+
+
+def normalize_text(text: str) -> str:
+    """Collapse white space inside lines, keep paragraph breaks, drop empty lines' padding."""
+    text = text.replace("\xa0", " ").replace("\u200b", "")
+    # Source line breaks inside a paragraph are not meaningful; indented lines (display math,
+    # list items as pylatexenc lays them out) keep theirs.
+    text = re.sub(r"(?<=\S)[ \t]*\n(?:\t+| {0,3})(?=[^\s*])", " ", text)
+    lines = [re.sub(r"[ \t]+", " ", line).strip() for line in text.splitlines()]
+    text = "\n".join(lines)
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    text = re.sub(r" +([,.;:!?)])", r"\1", text)  # "word ." left where a macro vanished
+    return text.strip()
+
+
+def inline_text(latex: str) -> str:
+    """Text for a one-line field such as a title or a heading."""
+    return re.sub(r"\s+", " ", latex_to_text(latex.replace("\\\\", " "))).strip()
