@@ -1,7 +1,7 @@
 """PaperGym: research papers → rubric-graded RL environments for research planning."""
 
 from papergym.errors import BadInputError, PaperGymError
-from papergym.ingest import IngestReport, ingest, ingest_sources
+from papergym.ingestion import IngestReport, ingest, ingest_sources
 from papergym.jsonl import read_jsonl, write_jsonl
 from papergym.records import Paper, PaperMeta, Section
 

@@ -23,7 +23,7 @@ from rich.table import Table
 
 from papergym import __version__
 from papergym.errors import BadInputError
-from papergym.ingest import IngestReport, ingest_sources
+from papergym.ingestion import IngestReport, ingest_sources
 from papergym.jsonl import write_jsonl
 
 app = typer.Typer(
@@ -110,7 +110,8 @@ def ingest(
     out: Annotated[
         Path | None,
         typer.Option(
-            "-o", "--out",
+            "-o",
+            "--out",
             help="Output folder; papers.jsonl (and ingest_failures.jsonl if any failed) is "
             "written there. Default: ./out, or nothing written with --json.",
         ),
@@ -132,7 +133,11 @@ def ingest(
     report = _ingest_with_progress(sources)
     if not report.papers and all(f.kind == "bad_input" for f in report.failures):
         for failure in report.failures:
-            stderr.print(f"[red]error:[/red] {failure.source}: {failure.reason}", highlight=False, soft_wrap=True)
+            stderr.print(
+                f"[red]error:[/red] {failure.source}: {failure.reason}",
+                highlight=False,
+                soft_wrap=True,
+            )
         raise typer.Exit(2)
     written: Path | None = None
     if out is not None and report.papers:
@@ -153,8 +158,13 @@ def ingest(
 
 def _ingest_with_progress(sources: list[Path]) -> IngestReport:
     progress = Progress(
-        TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.description}"), console=stderr, transient=True,
+        TextColumn("ingest"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=stderr,
+        transient=True,
         disable=not stderr.is_terminal,
     )
     with progress:
@@ -187,8 +197,11 @@ def _print_ingest_summary(report: IngestReport, written: Path | None) -> None:
         table.add_column(column, justify="right", no_wrap=True, min_width=len(column))
     for paper in report.papers:
         table.add_row(
-            paper.title or "(untitled)", paper.meta.main_file or "",
-            str(len(paper.sections)), f"{paper.words:,}", str(len(paper.meta.warnings)),
+            paper.title or "(untitled)",
+            paper.meta.main_file or "",
+            str(len(paper.sections)),
+            f"{paper.words:,}",
+            str(len(paper.meta.warnings)),
         )
     stdout.print(table)
     if report.failures:

@@ -65,7 +65,9 @@ def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
                 yield model.model_validate(data)
             except (json.JSONDecodeError, ValidationError) as error:
                 first = str(error).splitlines()[0]
-                raise BadInputError(f"{path}:{number}", f"not a valid {model.__name__}: {first}") from error
+                raise BadInputError(
+                    f"{path}:{number}", f"not a valid {model.__name__}: {first}"
+                ) from error
 
 
 def read_jsonl(path: str | Path, model: type[M]) -> list[M]:

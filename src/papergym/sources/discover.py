@@ -40,7 +40,9 @@ def discover(source: Path) -> list[PaperSource]:
         raise BadInputError(source, "empty folder")
     papers = [PaperSource(p, "folder") for p in children if p.is_dir()]
     papers += [PaperSource(p, "archive") for p in children if p.is_file() and is_archive(p)]
-    papers += [PaperSource(p, "tex") for p in children if p.is_file() and p.suffix.lower() == ".tex"]
+    papers += [
+        PaperSource(p, "tex") for p in children if p.is_file() and p.suffix.lower() == ".tex"
+    ]
     if not papers:
         raise BadInputError(source, "no LaTeX sources here: no .tex file, paper folder or archive")
     return sorted(papers, key=lambda p: p.path.name)
@@ -51,6 +53,8 @@ def _has_top_level_tex(folder: Path) -> bool:
 
 
 def _file_source(path: Path) -> PaperSource:
+    if path.stat().st_size == 0:
+        raise BadInputError(path, "empty file")
     if path.suffix.lower() in {".tex", ".ltx", ".latex"}:
         return PaperSource(path, "tex")
     if is_archive(path):

@@ -42,7 +42,9 @@ def read_paper(source: PaperSource, limits: ArchiveLimits | None = None) -> Pape
     if source.kind == "archive":
         with tempfile.TemporaryDirectory(prefix="papergym-") as tmp:
             try:
-                root = _paper_root(extract_archive(source.path, Path(tmp), limits or ArchiveLimits()))
+                root = _paper_root(
+                    extract_archive(source.path, Path(tmp), limits or ArchiveLimits())
+                )
                 return _to_paper(source, read_latex_paper(root))
             except BadInputError as error:
                 raise _inside_archive(error, source.path, Path(tmp)) from error
@@ -82,7 +84,9 @@ def _to_paper(source: PaperSource, doc: LatexDocument) -> Paper:
         files_read=tuple(doc.files),
         warnings=tuple(doc.warnings),
     )
-    return Paper.create(title=doc.title, abstract=doc.abstract, sections=tuple(doc.sections), meta=meta)
+    return Paper.create(
+        title=doc.title, abstract=doc.abstract, sections=tuple(doc.sections), meta=meta
+    )
 
 
 def ingest_sources(
@@ -114,7 +118,9 @@ def ingest_sources(
             report.failures.append(IngestFailure(str(source.path), _reason(error, source)))
         except Exception as error:  # one paper's bug must not lose the others' work
             report.failures.append(
-                IngestFailure(str(source.path), f"internal error: {type(error).__name__}: {error}", "internal")
+                IngestFailure(
+                    str(source.path), f"internal error: {type(error).__name__}: {error}", "internal"
+                )
             )
         else:
             if paper.id in seen:
