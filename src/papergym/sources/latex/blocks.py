@@ -72,17 +72,37 @@ def _conditional_tokens(text: str, start: int) -> Iterable[tuple[str, re.Match[s
         previous = name
 
 
+_IFFALSE = re.compile(r"\\iffalse(?![A-Za-z@])")
+# "\let\ifdraft\iffalse" / "\let\ifdraft=\iffalse": an assignment naming \iffalse, not a block.
+_LET_BEFORE = re.compile(r"\\let\s*\\[A-Za-z@]+\s*=?\s*$")
+
+
 def remove_iffalse(text: str) -> str:
-    """Drop ``\\iffalse ... \\fi`` blocks (keeping an ``\\else`` branch), nested ones included."""
-    pattern = re.compile(r"\\iffalse(?![A-Za-z@])")
+    """Drop ``\\iffalse ... \\fi`` blocks (keeping an ``\\else`` branch), nested ones included.
+
+    An ``\\iffalse`` that is not a block is left alone: the value in ``\\let\\ifdraft\\iffalse``
+    and a definition body such as ``\\def\\hide{\\iffalse}`` (whose group closes before any
+    ``\\fi``). Treating those as blocks dropped everything up to an unrelated ``\\fi`` or, with
+    none, the whole rest of the paper.
+    """
+    pos = 0
     while True:
-        match = next((m for m in pattern.finditer(text) if not is_escaped(text, m.start())), None)
+        match = next(
+            (m for m in _IFFALSE.finditer(text, pos) if not is_escaped(text, m.start())), None
+        )
         if match is None:
             return text
-        text = _drop_false_branch(text, match.start(), match.end())
+        dropped = None
+        if not _LET_BEFORE.search(text, max(0, match.start() - 200), match.start()):
+            dropped = _drop_false_branch(text, match.start(), match.end())
+        if dropped is None:
+            pos = match.end()
+        else:
+            text, pos = dropped, match.start()
 
 
-def _drop_false_branch(text: str, start: int, after: int) -> str:
+def _drop_false_branch(text: str, start: int, after: int) -> str | None:
+    """``text`` without the block opened at ``start``; ``None`` when it is not a block."""
     depth = 0
     for kind, token in _conditional_tokens(text, after):
         if kind == "open":
@@ -90,11 +110,29 @@ def _drop_false_branch(text: str, start: int, after: int) -> str:
         elif kind == "fi" and depth > 0:
             depth -= 1
         elif kind == "fi":
+            if _closes_group(text, after, token.start()):
+                return None
             return text[:start] + text[token.end() :]
         elif kind == "else" and depth == 0:
+            if _closes_group(text, after, token.start()):
+                return None
             rest = text[token.end() :]
             return text[:start] + _drop_matching_fi(rest)
+    if _closes_group(text, after, len(text)):
+        return None
     return text[:start]  # never closed: TeX would skip to the end of the file too
+
+
+def _closes_group(text: str, start: int, end: int) -> bool:
+    """True when a ``}`` between ``start`` and ``end`` closes a group opened before ``start``."""
+    depth = 0
+    for index in range(start, end):
+        char = text[index]
+        if char in "{}" and not is_escaped(text, index):
+            depth += 1 if char == "{" else -1
+            if depth < 0:
+                return True
+    return False
 
 
 def _drop_matching_fi(text: str) -> str:

@@ -8,6 +8,7 @@ each piece into plain text.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,21 +48,50 @@ from papergym.sources.latex.sections import (
 from papergym.sources.latex.totext import inline_text, latex_to_text
 
 FLOATS = {
-    "figure": "Figure", "figure*": "Figure", "table": "Table", "table*": "Table",
-    "wrapfigure": "Figure", "wraptable": "Table", "sidewaysfigure": "Figure",
-    "sidewaystable": "Table", "SCfigure": "Figure", "algorithm": "Algorithm",
-    "algorithm*": "Algorithm", "listing": "Listing", "subfigure": "Figure", "subtable": "Table",
-    "longtable": "Table", "deluxetable": "Table", "deluxetable*": "Table",
+    "figure": "Figure",
+    "figure*": "Figure",
+    "table": "Table",
+    "table*": "Table",
+    "wrapfigure": "Figure",
+    "wraptable": "Table",
+    "sidewaysfigure": "Figure",
+    "sidewaystable": "Table",
+    "SCfigure": "Figure",
+    "algorithm": "Algorithm",
+    "algorithm*": "Algorithm",
+    "listing": "Listing",
+    "subfigure": "Figure",
+    "subtable": "Table",
+    "longtable": "Table",
+    "deluxetable": "Table",
+    "deluxetable*": "Table",
 }
 # Blocks with no reader-visible prose once outside a float: drawings, raw tables, pseudo-code.
 NON_PROSE = (
-    "tabular", "tabular*", "tabularx", "tabulary", "tikzpicture", "pgfpicture",
-    "picture", "algorithmic", "algorithmic*", "forest", "circuitikz", "filecontents",
-    "filecontents*", "thebibliography", "references", "comment",
+    "tabular",
+    "tabular*",
+    "tabularx",
+    "tabulary",
+    "tikzpicture",
+    "pgfpicture",
+    "picture",
+    "algorithmic",
+    "algorithmic*",
+    "forest",
+    "circuitikz",
+    "filecontents",
+    "filecontents*",
+    "thebibliography",
+    "references",
+    "comment",
 )
 _BIBLIOGRAPHY_COMMANDS = {
-    "bibliography": "{", "printbibliography": "[", "bibliographystyle": "{",
-    "addbibresource": "[{", "nobibliography": "{", "bibdata": "{",
+    "bibliography": "{",
+    "printbibliography": "[",
+    "bibliographystyle": "{",
+    "addbibresource": "[{",
+    "nobibliography": "{",
+    "bibdata": "{",
 }
 _FRONT_MATTER = {"author": "[{", "title": "[{", "icmltitle": "{", "date": "{", "thanks": "{"}
 _TITLE_COMMANDS = {"title": "[{", "icmltitle": "{", "Title": "{", "papertitle": "{"}
@@ -100,21 +130,32 @@ def read_latex_paper(root: Path, main_file: Path | None = None) -> LatexDocument
     begin = re.search(r"\\begin\s*\{document\}", full)
     preamble = full[: begin.start()] if begin else ""
     body = document_body(full) if begin else full
-    expander = MacroExpander(_paper_macros(root, preamble, body))
+    expander = MacroExpander(_paper_macros(root, main.path.parent, preamble, body))
+    # Definitions are not content: "\def\title#1{...}" or "\newcommand\abstract[1]{...}" in a
+    # preamble was read as the title "#" or an abstract of "#1".
+    preamble, body = remove_definitions(preamble), remove_definitions(body)
 
-    title = _title(full, expander)
+    title = _title(preamble + "\n" + body, expander)
     if not title:
         title = _title_page_title(body, expander)
-        warnings.append("no \\title; " + ("title taken from the title page" if title else "no title found"))
+        warnings.append(
+            "no \\title; " + ("title taken from the title page" if title else "no title found")
+        )
     abstract, body = _take_abstract(body, preamble, expander)
     body = expander.expand(clean_body(body))
     lead, raw_sections = split_sections(body)
     sections = _to_sections(lead, raw_sections)
+    if not sections and not title and not abstract:
+        raise BadInputError(main.path, "no LaTeX document: no title, abstract or sections found")
     if not sections:
         warnings.append("no sections found")
     if not abstract:
         abstract, source = _stand_in_abstract(sections)
-        warnings.append(f"no abstract; the first paragraph of '{source}' stands in" if abstract else "no abstract found")
+        warnings.append(
+            f"no abstract; the first paragraph of '{source}' stands in"
+            if abstract
+            else "no abstract found"
+        )
     return LatexDocument(
         title=title,
         abstract=abstract,
@@ -130,16 +171,21 @@ def _hidden(path: Path, root: Path) -> bool:
     return any(part.startswith((".", "__MACOSX")) for part in path.relative_to(root).parts)
 
 
-def _paper_macros(root: Path, preamble: str, body: str) -> dict[str, Macro]:
+def _inside(path: Path, root: Path) -> bool:
+    """``\\usepackage{../x}`` must not read a file outside the paper folder."""
+    return path.resolve().is_relative_to(root)
+
+
+def _paper_macros(root: Path, main_dir: Path, preamble: str, body: str) -> dict[str, Macro]:
     """Simple macros from the paper's own .sty files, its preamble and its body, in that order."""
     macros: dict[str, Macro] = {}
     for package in used_packages(preamble):
-        for style in (root / f"{package}.sty", *root.glob(f"*/{package}.sty")):
-            if style.is_file():
-                try:
+        # The main file's folder first: that is where LaTeX looks, and it need not be the root.
+        places = (main_dir / f"{package}.sty", root / f"{package}.sty")
+        for style in (*places, *root.glob(f"*/{package}.sty")):
+            if style.is_file() and _inside(style, root):
+                with contextlib.suppress(BadInputError):
                     macros.update(collect_macros(read_source(style)))
-                except BadInputError:
-                    pass
                 break
     macros.update(collect_macros(preamble))
     macros.update(collect_macros(body))
@@ -223,7 +269,9 @@ def clean_body(body: str) -> str:
     body = remove_commands(body, {**_BIBLIOGRAPHY_COMMANDS, **_FRONT_MATTER})
     body = replace_environments(body, FLOATS, _float_captions)
     body = remove_environments(body, NON_PROSE)
-    body = re.sub(r"\\begin\s*\{(appendix|appendices|subappendices)\}", lambda _: APPENDIX_MARKER, body)
+    body = re.sub(
+        r"\\begin\s*\{(appendix|appendices|subappendices)\}", lambda _: APPENDIX_MARKER, body
+    )
     return re.sub(r"\\end\s*\{(appendix|appendices|subappendices)\}", "", body)
 
 
@@ -243,7 +291,13 @@ def _to_sections(lead: str, raw_sections: list[RawSection]) -> list[Section]:
     ]
     paths = parent_paths([raw.level for raw, _ in kept], [h for _, h in kept])
     sections = [
-        Section(heading=h, level=raw.level, path=path, text=latex_to_text(raw.body), appendix=raw.appendix)
+        Section(
+            heading=h,
+            level=raw.level,
+            path=path,
+            text=latex_to_text(raw.body),
+            appendix=raw.appendix,
+        )
         for (raw, h), path in zip(kept, paths, strict=True)
     ]
     lead_text = latex_to_text(lead)

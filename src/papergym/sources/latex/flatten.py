@@ -56,8 +56,10 @@ class _Flattener:
     result: Flattened
 
     def expand(self, path: Path, import_dir: Path, stack: tuple[Path, ...]) -> str:
-        self.result.files.append(self.relative(path))
         text = read_source(path)
+        # Listed only once read: a binary or unreadable input is skipped with a warning, and
+        # ``files`` names the files whose text went into the paper.
+        self.result.files.append(self.relative(path))
         if path != stack[0] and _BEGIN_DOCUMENT.search(text):
             text = document_body(text)  # a \subfile is a complete document of its own
         pieces: list[str] = []
@@ -216,14 +218,16 @@ def find_main_file(root: Path, tex_files: list[Path]) -> MainFile:
     """
     root = root.resolve()
     candidates: list[Path] = []
+    unreadable: list[str] = []
     for path in tex_files:
         try:
             if _is_candidate(read_source(path)):
                 candidates.append(path)
-        except BadInputError:
-            continue
+        except BadInputError as error:
+            # Said, not silently dropped: a binary file named .tex is a question for the user.
+            unreadable.append(f"{path.resolve().relative_to(root).as_posix()}: {error.reason}")
     if not candidates:
-        return _fallback_main(root, tex_files)
+        return _fallback_main(root, tex_files, unreadable)
     scored = []
     for path in candidates:
         flat = flatten(root, path)
@@ -238,19 +242,27 @@ def find_main_file(root: Path, tex_files: list[Path]) -> MainFile:
     if len(scored) == 1:
         reason = "the only file with \\documentclass and \\begin{document}"
     else:
+        # A candidate in a drafts folder loses whatever its size, so the reason says so rather
+        # than claiming the winner reaches the most content when a draft reaches more.
+        best_fresh = scored[0][0][0]
         others = ", ".join(
-            f"{p.resolve().relative_to(root).as_posix()} ({len(f.text):,} chars)"
-            for _, p, f in scored[1:4]
+            f"{p.resolve().relative_to(root).as_posix()} ({len(f.text):,} chars"
+            f"{', in a drafts folder' if best_fresh and not key[0] else ''})"
+            for key, p, f in scored[1:4]
         )
+        beaten_drafts = best_fresh and any(not key[0] for key, _, _ in scored[1:])
         reason = (
             f"{len(scored)} files have \\documentclass and \\begin{{document}}; {rel} reaches the "
-            f"most content through its inputs ({len(flat.text):,} chars"
-            f"{'' if scored[0][0][0] else ', though in a drafts folder'}) vs {others}"
+            f"most content through its inputs{' outside drafts folders' if beaten_drafts else ''} "
+            f"({len(flat.text):,} chars{'' if best_fresh else ', though in a drafts folder'}) "
+            f"vs {others}"
         )
+    for message in unreadable:
+        flat.warnings.append(f"skipped {message}")
     return MainFile(best, reason, flat)
 
 
-def _fallback_main(root: Path, tex_files: list[Path]) -> MainFile:
+def _fallback_main(root: Path, tex_files: list[Path], unreadable: list[str]) -> MainFile:
     """No complete document: accept a lone fragment with sections, or say there is no LaTeX."""
     readable: list[tuple[Path, str]] = []
     for path in tex_files:
@@ -262,16 +274,20 @@ def _fallback_main(root: Path, tex_files: list[Path]) -> MainFile:
         (p, t) for p, t in readable if re.search(r"\\(section|begin\s*\{document\}|title)\b", t)
     ]
     if not latexish:
+        # Name the .tex files that could not be read (a binary file named .tex), which is
+        # otherwise a puzzling "no LaTeX" for a folder that plainly has a .tex file.
+        skipped = f"; skipped {'; '.join(unreadable)}" if unreadable else ""
         raise BadInputError(
             root,
             "no LaTeX document found (no .tex file with \\documentclass, "
-            "\\begin{document} or \\section)",
+            f"\\begin{{document}} or \\section){skipped}",
         )
     path, _ = max(latexish, key=lambda item: len(item[1]))
     flat = flatten(root, path)
     flat.warnings.insert(
         0, "no file has both \\documentclass and \\begin{document}; read as a document fragment"
     )
+    flat.warnings.extend(f"skipped {message}" for message in unreadable)
     return MainFile(
         path, "largest .tex fragment with LaTeX structure (no complete document found)", flat
     )

@@ -200,7 +200,14 @@ class MacroExpander:
         )
         self._pattern = re.compile(r"\\(" + "|".join(names) + r")(?![A-Za-z@])") if names else None
 
-    def expand(self, text: str, depth: int = 0) -> str:
+    def expand(self, text: str, depth: int = 0, active: frozenset[str] = frozenset()) -> str:
+        """Expand user macros in ``text``.
+
+        ``active`` holds the macros being expanded around this text. A macro met again inside
+        its own expansion (``\\newcommand\\a{\\a\\a}``) would loop forever in TeX too, so it is
+        left as it is; without this, such a macro multiplied up to the depth cap, took seconds
+        and used up the budget, so the paper's other macros were no longer expanded.
+        """
         if self._pattern is None or depth > self.max_depth:
             return text
         pieces: list[str] = []
@@ -212,7 +219,7 @@ class MacroExpander:
             macro = self.macros[match.group(1)]
             parsed = (
                 None
-                if is_escaped(text, match.start())
+                if is_escaped(text, match.start()) or macro.name in active
                 else read_arguments(text, match.end(), macro.argspec)
             )
             if parsed is None:
@@ -222,9 +229,12 @@ class MacroExpander:
             args, end = parsed
             self.budget -= 1
             pieces.append(text[pos : match.start()])
-            expansion = self.expand(macro.apply(args), depth + 1)
+            # Arguments are expanded in the caller's context first, so that a macro nested in its
+            # own argument (\set{\set{a}}) is not mistaken for recursion in the body.
+            args = tuple(None if a is None else self.expand(a, depth + 1, active) for a in args)
+            expansion = self.expand(macro.apply(args), depth + 1, active | {macro.name})
             if _ENDS_WITH_CONTROL_WORD.search(expansion):
-                expansion += "{}"  # "\\pysr was": the space after must survive the expansion
+                expansion += "{}"  # "\pysr was": the space after must survive the expansion
             pieces.append(expansion)
             pos = end
         pieces.append(text[pos:])

@@ -189,6 +189,10 @@ _DROP = {
     "leavevmode": "",
     "null": "",
     "strut": "",
+    # Inputs are resolved before conversion; one left here (its name was a macro) must not reach
+    # pylatexenc's own \input handler, which logs to stderr and raises on a missing argument.
+    "input": "{",
+    "include": "{",
 }
 _SYMBOLS = {
     "LaTeX": "LaTeX",
@@ -218,6 +222,7 @@ def _contexts() -> tuple[Any, Any]:
     walker_specs += [macrospec.MacroSpec(n, spec) for n, spec in _DROP.items()]
     walker_specs += [
         macrospec.MacroSpec("href", "{{"),
+        macrospec.MacroSpec("hyperref", "[{"),
         macrospec.MacroSpec("url", "{"),
         macrospec.MacroSpec("footnote", "[{"),
         macrospec.MacroSpec("footnotetext", "[{"),
@@ -237,6 +242,8 @@ def _contexts() -> tuple[Any, Any]:
     text_specs += [T(n, value) for n, value in _SYMBOLS.items()]
     text_specs += [
         T("href", "%(2)s"),
+        T("hyperref", "%(2)s"),  # \hyperref[label]{text}: the text, not the label
+        T("newline", " "),  # a line break is a word break, not nothing ("a\newline b")
         T("url", "%(1)s"),
         T("footnote", " (%(2)s)"),
         T("footnotetext", ""),
