@@ -1,0 +1,1 @@
+"""The LLM layer: one async protocol over OpenAI-compatible servers and local models."""

@@ -1,0 +1,239 @@
+"""The one client every stage uses: ``await llm.call(role, messages, schema=Model)``.
+
+It picks the backend configured for the role, answers from the cache when it can, validates
+structured output locally (re-asking with the validation error when it is invalid), refuses
+answers cut by the token limit, and accounts tokens and cost per stage and role.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Protocol, TypeVar, overload
+
+from pydantic import BaseModel
+
+from papergym.llm.cache import ResponseCache, cache_key, default_cache_dir
+from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.llm.structured import (
+    StructuredOutputError,
+    json_schema_for,
+    parse_structured,
+    repair_message,
+)
+from papergym.llm.types import (
+    Completion,
+    LLMOutputError,
+    LLMResult,
+    LLMTruncatedError,
+    Message,
+    Role,
+    SamplingParams,
+    Usage,
+)
+from papergym.llm.usage import UsageTracker
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class Backend(Protocol):
+    """What a backend does: turn messages into ``params.n`` completions."""
+
+    name: str
+
+    @property
+    def model(self) -> str: ...
+
+    async def complete(
+        self, messages: Sequence[Message], params: SamplingParams, schema: type[BaseModel] | None
+    ) -> list[Completion]: ...
+
+    async def close(self) -> None: ...
+
+
+def make_backend(config: BackendConfig) -> Backend:
+    """The backend for one config; imported lazily so unused backends cost nothing."""
+    from papergym.llm.openai_backend import OpenAIBackend
+
+    return OpenAIBackend(config)
+
+
+class LLMClient:
+    """Role → structured result, with cache, repair, truncation checks and accounting."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        cache: ResponseCache | None = None,
+        tracker: UsageTracker | None = None,
+    ) -> None:
+        self.config = config
+        self.cache = cache
+        self.tracker = tracker or UsageTracker(
+            prices=dict(config.prices),
+            budget_usd=config.budget_usd,
+            budget_tokens=config.budget_tokens,
+        )
+        self._backends: dict[BackendConfig, Backend] = {}
+
+    @classmethod
+    def from_config(cls, config: LLMConfig) -> LLMClient:
+        """A client with the on-disk cache the config asks for."""
+        cache = None
+        if config.cache:
+            cache = ResponseCache((config.cache_dir or default_cache_dir()) / "responses.sqlite")
+        return cls(config, cache=cache)
+
+    def backend(self, role: Role) -> Backend:
+        """One backend per distinct config, so roles sharing a server share its bounds."""
+        config = self.config.for_role(role)
+        if config not in self._backends:
+            self._backends[config] = make_backend(config)
+        return self._backends[config]
+
+    @overload
+    async def call(
+        self,
+        role: Role,
+        messages: Sequence[Message],
+        *,
+        schema: type[T],
+        params: SamplingParams | None = ...,
+        stage: str = ...,
+        sample_index: int = ...,
+    ) -> LLMResult[T]: ...
+
+    @overload
+    async def call(
+        self,
+        role: Role,
+        messages: Sequence[Message],
+        *,
+        schema: None = ...,
+        params: SamplingParams | None = ...,
+        stage: str = ...,
+        sample_index: int = ...,
+    ) -> LLMResult[BaseModel]: ...
+
+    async def call(
+        self,
+        role: Role,
+        messages: Sequence[Message],
+        *,
+        schema: type[T] | None = None,
+        params: SamplingParams | None = None,
+        stage: str = "",
+        sample_index: int = 0,
+    ) -> LLMResult[T] | LLMResult[BaseModel]:
+        """One answer for ``messages`` from the model serving ``role``.
+
+        Raises :class:`LLMTruncatedError`, :class:`LLMOutputError` (invalid after repairs) or
+        :class:`LLMTransportError`; callers turn those into a drop or an unscored verdict.
+        """
+        backend = self.backend(role)
+        params = (params or self.config.for_role(role).params).model_copy(update={"n": 1})
+        key = cache_key(
+            model=backend.model,
+            messages=messages,
+            schema=json_schema_for(schema) if schema else None,
+            params=params,
+            sample_index=sample_index,
+            backend=backend.name,
+        )
+        stage = stage or role
+        if self.cache is not None and (hit := await self.cache.aget(key)) is not None:
+            self.tracker.record(
+                stage=stage, role=role, model=backend.model, usage=hit.usage, cached=True
+            )
+            parsed = parse_structured(hit.text, schema) if schema else None
+            return LLMResult(
+                text=hit.text,
+                parsed=parsed,
+                finish_reason=hit.finish_reason,
+                cached=True,
+                model=hit.model,
+                role=role,
+            )
+        completion, parsed, attempts, usage = await self._answer(
+            role, backend, messages, params, schema, stage
+        )
+        if self.cache is not None:
+            await self.cache.aput(key, completion)
+        return LLMResult(
+            text=completion.text,
+            parsed=parsed,
+            usage=usage,
+            finish_reason=completion.finish_reason,
+            model=completion.model or backend.model,
+            role=role,
+            attempts=attempts,
+        )
+
+    async def _answer(
+        self,
+        role: Role,
+        backend: Backend,
+        messages: Sequence[Message],
+        params: SamplingParams,
+        schema: type[T] | None,
+        stage: str,
+    ) -> tuple[Completion, T | None, int, Usage]:
+        conversation = list(messages)
+        errors: list[str] = []
+        spent = Usage()
+        repairs = self.config.for_role(role).repair_attempts
+        for attempt in range(1, repairs + 2):
+            self.tracker.check_budget()
+            completion = (await backend.complete(conversation, params, schema))[0]
+            spent = spent + completion.usage
+            self.tracker.record(
+                stage=stage, role=role, model=backend.model, usage=completion.usage, cached=False
+            )
+            if completion.finish_reason == "length":
+                raise LLMTruncatedError(
+                    f"{role}: answer cut at max_tokens={params.max_tokens}; raise max_tokens"
+                )
+            if schema is None:
+                return completion, None, attempt, spent
+            try:
+                return completion, parse_structured(completion.text, schema), attempt, spent
+            except StructuredOutputError as error:
+                errors.append(str(error))
+                conversation += [
+                    Message(role="assistant", content=completion.text),
+                    repair_message(error, schema),
+                ]
+        raise LLMOutputError(
+            f"{role}: no valid {schema.__name__ if schema else 'answer'} after {repairs + 1} attempt(s): {errors[-1]}",
+            last_text=completion.text,
+            errors=errors,
+        )
+
+    async def sample(
+        self,
+        role: Role,
+        messages: Sequence[Message],
+        n: int,
+        *,
+        schema: type[T] | None = None,
+        params: SamplingParams | None = None,
+        stage: str = "",
+    ) -> list[LLMResult[T] | LLMResult[BaseModel]]:
+        """``n`` independent samples; each is cached under its own sample index."""
+        return list(
+            await asyncio.gather(
+                *(
+                    self.call(
+                        role, messages, schema=schema, params=params, stage=stage, sample_index=i
+                    )
+                    for i in range(n)
+                )
+            )
+        )
+
+    async def aclose(self) -> None:
+        for backend in self._backends.values():
+            await backend.close()
+        if self.cache is not None:
+            self.cache.close()

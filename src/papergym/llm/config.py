@@ -1,0 +1,159 @@
+"""LLM configuration: which backend and model answers each role.
+
+One YAML file maps roles to backends::
+
+    default:                      # used by every role not listed under roles
+      backend: openai
+      base_url: http://localhost:8000/v1     # or a list: several endpoints, round-robin
+      model: Qwen/Qwen3-8B
+      api_key_env: OPENAI_API_KEY            # the *name* of the variable, never the key
+      max_concurrency: 64
+    roles:
+      judge: {backend: openai, base_url: http://judge:8000/v1, model: Qwen/Qwen3-4B}
+    prices:                       # USD per million tokens; unpriced models show as unpriced
+      Qwen/Qwen3-8B: {input: 0.1, output: 0.4}
+    budget_usd: 20
+
+For the common single-model case, ``--base-url/--model/--api-key-env`` flags or the
+``PAPERGYM_BASE_URL``, ``PAPERGYM_MODEL`` and ``PAPERGYM_API_KEY_ENV`` variables suffice.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from papergym.errors import BadInputError
+from papergym.llm.types import ROLES, Role, SamplingParams
+
+
+class BackendConfig(BaseModel):
+    """How to reach one model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    backend: Literal["openai"] = "openai"
+    model: str
+    base_url: tuple[str, ...] = Field(
+        default=(), description="One or more OpenAI-compatible endpoints, used round-robin."
+    )
+    api_key_env: str | None = Field(
+        default=None, description="Name of the environment variable holding the API key."
+    )
+    max_concurrency: int = Field(default=64, ge=1, description="In-flight requests per endpoint.")
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    timeout: float = Field(default=600.0, gt=0, description="Seconds before a request is retried.")
+    max_retries: int = Field(default=4, ge=0)
+    structured_output: Literal["response_format", "guided_json", "none"] = "response_format"
+    repair_attempts: int = Field(default=2, ge=0, le=5)
+    params: SamplingParams = SamplingParams()
+    extra_body: dict[str, object] = Field(default_factory=dict)
+
+    @field_validator("base_url", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return (value,) if isinstance(value, str) else value
+
+
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+
+class LLMConfig(BaseModel):
+    """Roles → backends, prices, budget and cache settings."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    default: BackendConfig | None = None
+    roles: dict[Role, BackendConfig] = Field(default_factory=dict)
+    prices: dict[str, Price] = Field(default_factory=dict)
+    budget_usd: float | None = Field(default=None, gt=0)
+    budget_tokens: int | None = Field(default=None, gt=0)
+    cache: bool = True
+    cache_dir: Path | None = None
+
+    def for_role(self, role: Role) -> BackendConfig:
+        """The backend that answers ``role``; a missing one is a configuration error."""
+        backend = self.roles.get(role, self.default)
+        if backend is None:
+            raise BadInputError(None, f"no LLM configured for role '{role}' (and no default)")
+        return backend
+
+    @property
+    def configured(self) -> bool:
+        return self.default is not None or bool(self.roles)
+
+
+def load_llm_config(
+    path: Path | None = None,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key_env: str | None = None,
+    no_cache: bool = False,
+    cache_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> LLMConfig:
+    """The configuration from a YAML file, then flags, then ``PAPERGYM_*`` variables.
+
+    Flags and variables fill or override the *default* backend; without any of them (and no
+    file) the result is unconfigured, which means: use the embedded, LLM-free default.
+    """
+    env = os.environ if env is None else env
+    path = path or (Path(env["PAPERGYM_LLM_CONFIG"]) if env.get("PAPERGYM_LLM_CONFIG") else None)
+    data = _read_yaml(path) if path else {}
+    overrides = {
+        "base_url": base_url or env.get("PAPERGYM_BASE_URL"),
+        "model": model or env.get("PAPERGYM_MODEL"),
+        "api_key_env": api_key_env or env.get("PAPERGYM_API_KEY_ENV"),
+    }
+    overrides = {k: v for k, v in overrides.items() if v}
+    if overrides:
+        given = data.get("default") or {}
+        if not isinstance(given, dict):
+            raise BadInputError(path, "'default' must be a mapping (backend, base_url, model, ...)")
+        default: dict[str, object] = {**given, **overrides}
+        data["default"] = default
+    if no_cache:
+        data["cache"] = False
+    if cache_dir or env.get("PAPERGYM_CACHE_DIR"):
+        data["cache_dir"] = str(cache_dir or env["PAPERGYM_CACHE_DIR"])
+    try:
+        return LLMConfig.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise BadInputError(
+            path or "LLM options", f"invalid LLM config at '{where}': {first['msg']}"
+        ) from None
+
+
+def _read_yaml(path: Path) -> dict[str, object]:
+    if not path.is_file():
+        raise BadInputError(path, "no such LLM config file")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise BadInputError(path, f"not valid YAML: {str(error).splitlines()[0]}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise BadInputError(path, "an LLM config must be a mapping (default:, roles:, prices:)")
+    unknown = set(data.get("roles") or {}) - set(ROLES)
+    if unknown:
+        raise BadInputError(
+            path, f"unknown role(s) {sorted(unknown)}; roles are {', '.join(ROLES)}"
+        )
+    return data

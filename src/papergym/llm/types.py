@@ -1,0 +1,114 @@
+"""The vocabulary of the LLM layer: messages, sampling parameters, usage, results and errors.
+
+Every LLM-backed step of PaperGym speaks these types, whatever backend answers it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from papergym.errors import PaperGymError
+
+T = TypeVar("T", bound=BaseModel)
+
+Role = Literal["extractor", "writer", "rubric", "judge", "reviewer", "policy"]
+ROLES: tuple[Role, ...] = ("extractor", "writer", "rubric", "judge", "reviewer", "policy")
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class SamplingParams(BaseModel):
+    """What changes a model's answer besides the messages; all of it is part of the cache key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float = 0.0
+    max_tokens: int = 2048
+    top_p: float | None = None
+    seed: int | None = None
+    n: int = Field(default=1, ge=1, description="Number of samples wanted for this prompt.")
+    stop: tuple[str, ...] | None = None
+
+
+class Usage(BaseModel):
+    """Tokens spent by one call (zero when the answer came from the cache)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+class Completion(BaseModel):
+    """One raw answer from a backend: text, why it stopped, what it cost."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    finish_reason: str | None = None
+    usage: Usage = Usage()
+    model: str = ""
+
+
+class LLMResult(BaseModel, Generic[T]):
+    """What a stage gets back: the text, the validated object when a schema was given, usage."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    text: str
+    parsed: T | None = None
+    usage: Usage = Usage()
+    finish_reason: str | None = None
+    cached: bool = False
+    model: str = ""
+    role: str = ""
+    attempts: int = 1
+
+
+class LLMError(PaperGymError):
+    """Base of the LLM layer's errors; callers turn them into a dropped item or an unscored verdict."""
+
+
+class LLMTransportError(LLMError):
+    """The endpoint could not be reached or kept failing (after bounded retries)."""
+
+
+class LLMTruncatedError(LLMError):
+    """The answer was cut by the token limit: an error, never something to parse."""
+
+
+class LLMOutputError(LLMError):
+    """The answer did not contain valid output for the schema, even after re-asking."""
+
+    def __init__(
+        self, message: str, *, last_text: str = "", errors: list[str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.last_text = last_text
+        self.errors = errors or []
+
+
+class BudgetExceededError(LLMError):
+    """The run's token or cost budget is spent; the run stops cleanly."""
+
+
+JSONSchema = dict[str, Any]

@@ -1,0 +1,99 @@
+"""Usage and cost accounting per stage, role and model: our users' bill.
+
+An unpriced model's cost is ``None`` (shown as "unpriced"), never $0. A budget, in tokens or
+dollars, stops the run cleanly with :class:`BudgetExceededError` before the next call.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from papergym.llm.config import Price
+from papergym.llm.types import BudgetExceededError, Usage
+
+
+def call_cost(price: Price | None, usage: Usage) -> float | None:
+    """Dollars for one call's usage, or ``None`` when the model has no price."""
+    if price is None:
+        return None
+    cached = usage.cached_tokens
+    cached_rate = price.cached_input if price.cached_input is not None else price.input
+    fresh = max(usage.prompt_tokens - cached, 0)
+    return (
+        fresh * price.input + cached * cached_rate + usage.completion_tokens * price.output
+    ) / 1e6
+
+
+@dataclass
+class UsageRow:
+    """Totals for one (stage, role, model)."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = 0.0  # None once any call of this row was unpriced
+
+
+@dataclass
+class UsageTracker:
+    """Accumulates usage; checks the budget before each call."""
+
+    prices: dict[str, Price] = field(default_factory=dict)
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    rows: dict[tuple[str, str, str], UsageRow] = field(
+        default_factory=lambda: defaultdict(UsageRow)
+    )
+
+    def record(self, *, stage: str, role: str, model: str, usage: Usage, cached: bool) -> None:
+        row = self.rows[(stage, role, model)]
+        if cached:
+            row.cache_hits += 1
+            return
+        row.calls += 1
+        row.usage = row.usage + usage
+        cost = call_cost(self.prices.get(model), usage)
+        row.cost = None if cost is None or row.cost is None else row.cost + cost
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in self.rows.values())
+
+    @property
+    def total_cost(self) -> float | None:
+        """Dollars spent on priced models (unpriced ones are reported separately)."""
+        costs = [r.cost for r in self.rows.values() if r.cost is not None]
+        return sum(costs) if costs else (None if self.rows else 0.0)
+
+    @property
+    def unpriced_models(self) -> list[str]:
+        return sorted({model for (_, _, model), r in self.rows.items() if r.cost is None})
+
+    @property
+    def calls(self) -> int:
+        return sum(r.calls for r in self.rows.values())
+
+    def check_budget(self) -> None:
+        """Raise before a call when the budget is already spent."""
+        if self.budget_tokens is not None and self.total_tokens >= self.budget_tokens:
+            raise BudgetExceededError(
+                f"token budget spent: {self.total_tokens:,} of {self.budget_tokens:,} tokens"
+            )
+        cost = self.total_cost or 0.0
+        if self.budget_usd is not None and cost >= self.budget_usd:
+            raise BudgetExceededError(f"budget spent: ${cost:.4f} of ${self.budget_usd:.2f}")
+
+    def as_dict(self) -> list[dict[str, object]]:
+        return [
+            {
+                "stage": stage,
+                "role": role,
+                "model": model,
+                "calls": r.calls,
+                "cache_hits": r.cache_hits,
+                **r.usage.model_dump(),
+                "cost_usd": r.cost,
+            }
+            for (stage, role, model), r in sorted(self.rows.items())
+        ]

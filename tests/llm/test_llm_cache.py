@@ -1,0 +1,226 @@
+"""The response cache: keys, round trips, and sharing one file between threads and processes."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import multiprocessing
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from papergym.llm.cache import ResponseCache, cache_key, default_cache_dir
+from papergym.llm.types import Completion, Message, SamplingParams, Usage
+
+MESSAGES = (Message(role="system", content="Be brief."), Message(role="user", content="Hi?"))
+SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}}
+
+
+def _key(**changes: Any) -> str:
+    arguments: dict[str, Any] = {
+        "model": "qwen3-8b",
+        "messages": MESSAGES,
+        "schema": SCHEMA,
+        "params": SamplingParams(),
+        "sample_index": 0,
+        "backend": "openai",
+    }
+    arguments.update(changes)
+    return cache_key(**arguments)
+
+
+def _completion(text: str = "hello", model: str = "qwen3-8b") -> Completion:
+    return Completion(
+        text=text,
+        finish_reason="stop",
+        usage=Usage(prompt_tokens=10, completion_tokens=2, reasoning_tokens=1),
+        model=model,
+    )
+
+
+# --- keys ----------------------------------------------------------------------------------
+
+
+def test_key_is_stable_and_hex() -> None:
+    assert _key() == _key()
+    assert len(_key()) == 64
+    int(_key(), 16)
+    assert _key(messages=list(MESSAGES)) == _key()  # any sequence of the same messages
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"model": "qwen3-14b"},
+        {"backend": "hf"},
+        {"messages": MESSAGES[:1]},
+        {"messages": (*MESSAGES[:1], Message(role="user", content="Hi!"))},
+        {"messages": (MESSAGES[0], Message(role="assistant", content="Hi?"))},
+        {"schema": None},
+        {"schema": {"type": "object"}},
+        {"sample_index": 1},
+        {"params": SamplingParams(temperature=0.7)},
+        {"params": SamplingParams(max_tokens=100)},
+        {"params": SamplingParams(top_p=0.9)},
+        {"params": SamplingParams(seed=1)},
+        {"params": SamplingParams(n=2)},
+        {"params": SamplingParams(stop=("\n",))},
+    ],
+)
+def test_key_changes_with_everything_that_changes_the_answer(change: dict[str, Any]) -> None:
+    assert _key(**change) != _key()
+
+
+def test_key_cannot_see_endpoints_or_secrets() -> None:
+    parameters = set(inspect.signature(cache_key).parameters)
+    assert parameters == {"model", "messages", "schema", "params", "sample_index", "backend"}
+    arguments: dict[str, Any] = {"model": "m", "messages": MESSAGES, "schema": None}
+    arguments |= {"params": SamplingParams(), "sample_index": 0}
+    for name in ("base_url", "api_key"):
+        with pytest.raises(TypeError, match=name):
+            cache_key(**arguments | {name: "secret"})
+
+
+def test_database_holds_no_secret(tmp_path: Path) -> None:
+    secret = "sk-test-DO-NOT-STORE-0123456789"
+    path = tmp_path / "cache.sqlite"
+    with ResponseCache(path) as cache:
+        cache.put(_key(), _completion())
+    columns = {row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(responses)")}
+    assert columns == {"key", "model", "created", "completion"}
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert secret.encode() not in stored
+    assert b"api_key" not in stored and b"base_url" not in stored
+
+
+# --- the cache -----------------------------------------------------------------------------
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "cache.sqlite"
+    with ResponseCache(path) as cache:
+        assert cache.get(_key()) is None
+        assert len(cache) == 0
+        cache.put(_key(), _completion())
+        assert cache.get(_key()) == _completion()
+        cache.put(_key(), _completion("replaced"))
+        assert cache.get(_key()) == _completion("replaced")
+        cache.put(_key(sample_index=1), _completion("other"))
+        assert len(cache) == 2
+    with ResponseCache(path) as reopened:  # it is on disk
+        assert reopened.get(_key(sample_index=1)) == _completion("other")
+
+
+def test_stores_what_it_is_given(tmp_path: Path) -> None:
+    truncated = Completion(text="cut", finish_reason="length")
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        cache.put("k", truncated)
+        assert cache.get("k") == truncated
+
+
+def test_wal_mode_and_schema(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    ResponseCache(path).close()
+    connection = sqlite3.connect(path)
+    assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    connection.close()
+
+
+def test_unreadable_row_is_a_miss(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    with ResponseCache(path) as cache:
+        cache.put("k", _completion())
+        connection = sqlite3.connect(path)
+        connection.execute("UPDATE responses SET completion = '{\"old\": 1}'")
+        connection.commit()
+        connection.close()
+        assert cache.get("k") is None
+
+
+def test_closed_cache_refuses_and_closes_twice(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache.close()
+    cache.close()
+    with pytest.raises(ValueError, match="closed"):
+        cache.get("k")
+
+
+def test_default_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PAPERGYM_CACHE_DIR", str(tmp_path / "here"))
+    assert default_cache_dir() == tmp_path / "here"
+    monkeypatch.delenv("PAPERGYM_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert default_cache_dir() == tmp_path / ".cache" / "papergym"
+
+
+def test_concurrent_async_calls(tmp_path: Path) -> None:
+    async def main(cache: ResponseCache) -> list[Completion | None]:
+        await asyncio.gather(*(cache.aput(f"k{i}", _completion(f"t{i}")) for i in range(200)))
+        return await asyncio.gather(*(cache.aget(f"k{i}") for i in range(200)))
+
+    async def mixed(cache: ResponseCache) -> None:  # reads and writes interleaved
+        async def one(i: int) -> None:
+            await cache.aput(f"m{i}", _completion(f"m{i}"))
+            assert await cache.aget(f"k{(i * 7) % 200}") == _completion(f"t{(i * 7) % 200}")
+
+        await asyncio.gather(*(one(i) for i in range(200)))
+
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        results = asyncio.run(main(cache))
+        assert results == [_completion(f"t{i}") for i in range(200)]
+        asyncio.run(mixed(cache))
+        assert len(cache) == 400
+
+
+# --- several processes ---------------------------------------------------------------------
+
+WORKERS = 4
+PER_WORKER = 200
+
+
+def _worker(path: str, worker: int, start: Any, errors: Any) -> None:
+    """Put this worker's entries while reading the others'; report any error by text."""
+    try:
+        cache = ResponseCache(Path(path))
+        start.wait(timeout=60)
+        seen = 0
+        for i in range(PER_WORKER):
+            cache.put(f"w{worker}-{i}", _completion(f"w{worker}-{i}", model=f"m{worker}"))
+            other = (worker + 1 + i % (WORKERS - 1)) % WORKERS
+            hit = cache.get(f"w{other}-{i // 2}")
+            if hit is not None:
+                assert hit.text == f"w{other}-{i // 2}"
+                seen += 1
+        cache.close()
+    except BaseException as error:
+        errors.put(f"worker {worker}: {type(error).__name__}: {error}")
+        raise
+
+
+def test_many_processes_share_one_file(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite"
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(WORKERS)
+    errors = context.Queue()
+    processes = [
+        context.Process(target=_worker, args=(str(path), worker, start, errors))
+        for worker in range(WORKERS)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=120)
+    reported = []
+    while not errors.empty():
+        reported.append(errors.get())
+    assert reported == []
+    assert [process.exitcode for process in processes] == [0] * WORKERS
+    with ResponseCache(path) as cache:
+        assert len(cache) == WORKERS * PER_WORKER
+        for worker in range(WORKERS):
+            for i in range(PER_WORKER):
+                hit = cache.get(f"w{worker}-{i}")
+                assert hit is not None and hit.text == f"w{worker}-{i}"
+                assert hit.model == f"m{worker}"

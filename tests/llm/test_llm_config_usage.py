@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from papergym.errors import BadInputError
+from papergym.llm.config import LLMConfig, Price, load_llm_config
+from papergym.llm.limits import RateLimiter, backoff_delay
+from papergym.llm.types import BudgetExceededError, Usage
+from papergym.llm.usage import UsageTracker, call_cost
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "llm.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_yaml_maps_roles_to_backends_with_a_default(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+default: {base_url: "http://a:8000/v1", model: big, max_concurrency: 128}
+roles:
+  judge: {base_url: ["http://j1/v1", "http://j2/v1"], model: small, api_key_env: JUDGE_KEY}
+prices: {big: {input: 1.0, output: 2.0}}
+budget_usd: 5
+""",
+    )
+    config = load_llm_config(path, env={})
+    assert config.for_role("writer").model == "big"
+    assert config.for_role("writer").max_concurrency == 128
+    judge = config.for_role("judge")
+    assert judge.base_url == ("http://j1/v1", "http://j2/v1")
+    assert judge.api_key_env == "JUDGE_KEY"
+    assert config.prices["big"].output == 2.0
+
+
+def test_flags_and_environment_fill_the_default() -> None:
+    env = {"PAPERGYM_BASE_URL": "http://env/v1", "PAPERGYM_MODEL": "env-model"}
+    assert load_llm_config(env=env).for_role("judge").base_url == ("http://env/v1",)
+    flagged = load_llm_config(model="flag-model", env=env)
+    assert flagged.for_role("judge").model == "flag-model"
+    assert not load_llm_config(env={}).configured
+
+
+def test_unconfigured_role_and_bad_files_are_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError, match="no LLM configured for role 'judge'"):
+        LLMConfig().for_role("judge")
+    with pytest.raises(BadInputError, match="unknown role"):
+        load_llm_config(write(tmp_path, "roles: {grader: {model: x}}"), env={})
+    with pytest.raises(BadInputError, match="not valid YAML"):
+        load_llm_config(write(tmp_path, "default: [unclosed"), env={})
+    with pytest.raises(BadInputError, match=r"default\.max_concurrency"):
+        load_llm_config(write(tmp_path, "default: {model: m, max_concurrency: 0}"), env={})
+    with pytest.raises(BadInputError, match="no such LLM config"):
+        load_llm_config(tmp_path / "missing.yaml", env={})
+
+
+def test_cost_is_none_for_unpriced_models_not_zero() -> None:
+    usage = Usage(prompt_tokens=1_000_000, completion_tokens=500_000, cached_tokens=200_000)
+    assert call_cost(None, usage) is None
+    price = Price(input=1.0, output=4.0, cached_input=0.5)
+    assert call_cost(price, usage) == pytest.approx(0.8 + 0.1 + 2.0)
+    tracker = UsageTracker(prices={"priced": price})
+    tracker.record(stage="s", role="judge", model="priced", usage=usage, cached=False)
+    tracker.record(stage="s", role="judge", model="free?", usage=usage, cached=False)
+    tracker.record(stage="s", role="judge", model="priced", usage=usage, cached=True)
+    assert tracker.unpriced_models == ["free?"]
+    assert tracker.total_cost == pytest.approx(2.9)
+    assert tracker.calls == 2
+    rows = {r["model"]: r for r in tracker.as_dict()}
+    assert rows["priced"]["cache_hits"] == 1 and rows["free?"]["cost_usd"] is None
+
+
+def test_budget_stops_before_the_next_call() -> None:
+    tracker = UsageTracker(budget_tokens=100)
+    tracker.check_budget()
+    tracker.record(
+        stage="s",
+        role="r",
+        model="m",
+        usage=Usage(prompt_tokens=90, completion_tokens=20),
+        cached=False,
+    )
+    with pytest.raises(BudgetExceededError, match="110 of 100"):
+        tracker.check_budget()
+
+
+def test_backoff_is_bounded_jittered_and_honours_retry_after() -> None:
+    delays = [backoff_delay(a, base=1, cap=8) for a in range(10)]
+    assert all(0.5 <= d <= 12 for d in delays)
+    assert backoff_delay(0, retry_after=3) == 3
+    assert len({backoff_delay(2) for _ in range(20)}) > 1
+
+
+def test_rate_limiter_spaces_requests() -> None:
+    async def run() -> float:
+        limiter = RateLimiter(per_minute=600)  # 10 per second, bursting to 600
+        limiter.tokens = 0  # start empty to measure the refill rate
+        start = time.monotonic()
+        for _ in range(5):
+            await limiter.acquire()
+        return time.monotonic() - start
+
+    elapsed = asyncio.run(run())
+    assert 0.4 <= elapsed < 1.0
