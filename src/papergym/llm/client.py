@@ -75,7 +75,7 @@ class LLMClient:
             budget_usd=config.budget_usd,
             budget_tokens=config.budget_tokens,
         )
-        self._backends: dict[BackendConfig, Backend] = {}
+        self._backends: dict[str, Backend] = {}
 
     @classmethod
     def from_config(cls, config: LLMConfig) -> LLMClient:
@@ -88,9 +88,10 @@ class LLMClient:
     def backend(self, role: Role) -> Backend:
         """One backend per distinct config, so roles sharing a server share its bounds."""
         config = self.config.for_role(role)
-        if config not in self._backends:
-            self._backends[config] = make_backend(config)
-        return self._backends[config]
+        identity = config.model_dump_json()
+        if identity not in self._backends:
+            self._backends[identity] = make_backend(config)
+        return self._backends[identity]
 
     @overload
     async def call(

@@ -50,6 +50,9 @@ class BackendConfig(BaseModel):
     tokens_per_minute: float | None = Field(default=None, gt=0)
     timeout: float = Field(default=600.0, gt=0, description="Seconds before a request is retried.")
     max_retries: int = Field(default=4, ge=0)
+    retry_base_delay: float = Field(
+        default=0.5, ge=0, description="First backoff in seconds; doubles per retry, with jitter."
+    )
     structured_output: Literal["response_format", "guided_json", "none"] = "response_format"
     repair_attempts: int = Field(default=2, ge=0, le=5)
     params: SamplingParams = SamplingParams()

@@ -106,7 +106,11 @@ class OpenAIBackend:
                 raise LLMTransportError(
                     f"{endpoint.url}: gave up after {attempt + 1} attempts: {_short(failure)}"
                 ) from None
-            await asyncio.sleep(backoff_delay(attempt, retry_after=_retry_after(failure)))
+            await asyncio.sleep(
+                backoff_delay(
+                    attempt, base=self.config.retry_base_delay, retry_after=_retry_after(failure)
+                )
+            )
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _request(
