@@ -30,13 +30,14 @@ import http
 import json
 import math
 import random
+import signal
 import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any, Literal, cast, get_args
 
 JSONDict = dict[str, Any]
@@ -1167,12 +1168,15 @@ class FakeOpenAIServer:
         if behaviour.mode == "error":
             message = f"injected error {behaviour.status}"
             return error_response(behaviour.status, message, retry_after=behaviour.retry_after)
-        return build_completion(
-            body,
-            mode="ok" if behaviour.mode == "hang" else behaviour.mode,
-            responder=behaviour.responder or self.responder,
-            default_model=self.model,
-        )
+        try:
+            return build_completion(
+                body,
+                mode="ok" if behaviour.mode == "hang" else behaviour.mode,
+                responder=behaviour.responder or self.responder,
+                default_model=self.model,
+            )
+        except Exception as exc:  # a broken responder must show up in the test, not reset it
+            return error_response(500, f"FakeOpenAIServer responder failed: {exc!r}")
 
 
 def _parse_chat_body(raw: bytes) -> tuple[JSONDict | None, str]:
@@ -1211,6 +1215,10 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve until interrupted, then print what was served (useful after a benchmark)."""
     args = _parse_args(argv)
@@ -1222,10 +1230,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=args.mode,
         script=[s for s in args.script.split(",") if s.strip()],
     )
-    with server:
+    # A shell starts background jobs with SIGINT ignored, and benchmarks stop servers with
+    # SIGTERM: both end the wait below like Ctrl-C, so the summary is always printed.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+    with server, contextlib.suppress(KeyboardInterrupt):
         print(f"serving {server.base_url} (Ctrl-C to stop)", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            threading.Event().wait()
+        threading.Event().wait()
     print(
         f"served {server.request_count} chat requests, max in flight {server.max_in_flight}",
         flush=True,
