@@ -7,6 +7,7 @@ a one-line error message, with the traceback only under ``--debug``.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import os
@@ -14,7 +15,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -25,6 +26,10 @@ from papergym import __version__
 from papergym.errors import BadInputError
 from papergym.ingestion import IngestReport, ingest_sources
 from papergym.jsonl import write_jsonl
+from papergym.llm.check import check_backends
+from papergym.llm.config import load_llm_config
+from papergym.llm.report import usage_table
+from papergym.llm.types import ROLES, Role
 
 app = typer.Typer(
     name="papergym",
@@ -45,6 +50,52 @@ DebugOption = Annotated[
 ]
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print the result as JSON on stdout instead of a table.")
+]
+
+
+LLMConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--llm-config",
+        help="YAML file mapping roles (extractor, writer, rubric, judge, reviewer, policy) to "
+        "backends, models, limits, prices and budget. Also $PAPERGYM_LLM_CONFIG.",
+        show_default=False,
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="OpenAI-compatible endpoint for every role, e.g. http://localhost:8000/v1 (vLLM, "
+        "SGLang, Ollama, llama.cpp, hosted APIs). Also $PAPERGYM_BASE_URL.",
+        show_default=False,
+    ),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model", help="Model name for every role. Also $PAPERGYM_MODEL.", show_default=False
+    ),
+]
+ApiKeyEnvOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key-env",
+        help="Name of the environment variable that holds the API key (the key itself is never "
+        "printed, logged or cached). Also $PAPERGYM_API_KEY_ENV.",
+        show_default=False,
+    ),
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")
+]
+CacheDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir",
+        help="Folder of the LLM response cache (default $PAPERGYM_CACHE_DIR or ~/.cache/papergym).",
+        show_default=False,
+    ),
 ]
 
 
@@ -213,6 +264,74 @@ def _print_ingest_summary(report: IngestReport, written: Path | None) -> None:
         stdout.print(failed)
     if written:
         stdout.print(f"wrote {written}")
+
+
+@app.command("llm-check")
+@reports_errors
+def llm_check(
+    llm_config: LLMConfigOption = None,
+    base_url: BaseUrlOption = None,
+    model: ModelOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    role: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--role", help="Check only these roles (repeatable). Default: every configured role."
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", help="Token limit of each test call.")
+    ] = 256,
+    json_output: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """Check that each configured LLM endpoint answers, and answers valid JSON for a schema.
+
+    Sends one plain and one structured call to each distinct backend (never from the cache), then prints what worked, the latency, and the tokens used. Exit code 2 when a backend fails.
+    """
+    config = load_llm_config(llm_config, base_url=base_url, model=model, api_key_env=api_key_env)
+    if not config.configured:
+        raise BadInputError(None, "no LLM configured: pass --llm-config, or --base-url and --model")
+    roles = _roles(role)
+    results, tracker = asyncio.run(check_backends(config, roles, max_tokens=max_tokens))
+    if json_output:
+        payload = {
+            "backends": [r.__dict__ | {"ok": r.ok} for r in results],
+            "usage": tracker.as_dict(),
+        }
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+    else:
+        table = Table(title="LLM backends", title_justify="left")
+        for column in ("roles", "model", "endpoint", "plain", "structured", "seconds"):
+            table.add_column(column, overflow="fold")
+        for r in results:
+            plain = r.plain or next((e for e in r.errors if e.startswith("plain")), "")
+            structured = r.structured or next(
+                (e for e in r.errors if e.startswith("structured")), ""
+            )
+            table.add_row(
+                ", ".join(r.roles),
+                r.model,
+                ", ".join(r.endpoints),
+                plain,
+                structured,
+                f"{r.seconds:.2f}",
+            )
+        stdout.print(table)
+        stdout.print(usage_table(tracker))
+    if not all(r.ok for r in results):
+        raise typer.Exit(2)
+
+
+def _roles(names: list[str] | None) -> list[Role] | None:
+    if not names:
+        return None
+    unknown = [n for n in names if n not in ROLES]
+    if unknown:
+        raise BadInputError(
+            None, f"unknown role(s) {', '.join(unknown)}; roles are {', '.join(ROLES)}"
+        )
+    return [cast(Role, n) for n in names]
 
 
 def main() -> None:

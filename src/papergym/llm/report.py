@@ -1,0 +1,67 @@
+"""The usage and cost summary every LLM-using command prints at the end."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from papergym.llm.usage import UsageTracker
+
+
+def _cost(value: float | None) -> str:
+    return "unpriced" if value is None else f"${value:,.4f}"
+
+
+def usage_table(tracker: UsageTracker, *, per: tuple[str, int] | None = None) -> Table:
+    """Calls, cache hits, tokens and cost per stage/role/model, with a total row.
+
+    ``per=("instance", 120)`` adds the total divided by 120 as a "per instance" row: the
+    number users budget with.
+    """
+    table = Table(title="LLM usage", title_justify="left")
+    for column in ("stage", "role", "model"):
+        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
+    for column in ("calls", "cache hits", "tokens in", "tokens out", "cost"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for (stage, role, model), row in sorted(tracker.rows.items()):
+        table.add_row(
+            stage,
+            role,
+            model,
+            f"{row.calls:,}",
+            f"{row.cache_hits:,}",
+            f"{row.usage.prompt_tokens:,}",
+            f"{row.usage.completion_tokens:,}",
+            _cost(row.cost),
+        )
+    rows = tracker.rows.values()
+    calls = sum(r.calls for r in rows)
+    hits = sum(r.cache_hits for r in rows)
+    tokens_in = sum(r.usage.prompt_tokens for r in rows)
+    tokens_out = sum(r.usage.completion_tokens for r in rows)
+    total_cost = tracker.total_cost
+    unpriced = " + unpriced" if tracker.unpriced_models and total_cost is not None else ""
+    table.add_section()
+    table.add_row(
+        "total",
+        "",
+        "",
+        f"{calls:,}",
+        f"{hits:,}",
+        f"{tokens_in:,}",
+        f"{tokens_out:,}",
+        _cost(total_cost) + unpriced,
+    )
+    if per is not None and per[1] > 0:
+        name, count = per
+        cost_each = None if total_cost is None else total_cost / count
+        table.add_row(
+            f"per {name}",
+            "",
+            "",
+            f"{calls / count:,.1f}",
+            f"{hits / count:,.1f}",
+            f"{tokens_in / count:,.0f}",
+            f"{tokens_out / count:,.0f}",
+            _cost(cost_each) + unpriced,
+        )
+    return table

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from papergym.cli import app
+from papergym.llm.config import Price
+from papergym.llm.report import usage_table
+from papergym.llm.types import Usage
+from papergym.llm.usage import UsageTracker
+from papergym.testing.openai_server import FakeOpenAIServer
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as running:
+        yield running
+
+
+def test_llm_check_reports_each_backend_once(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    config = tmp_path / "llm.yaml"
+    config.write_text(
+        f"default: {{base_url: '{server.base_url}', model: writer-model}}\n"
+        f"roles: {{judge: {{base_url: '{server.base_url}', model: judge-model}}}}\n"
+    )
+    result = runner.invoke(app, ["llm-check", "--llm-config", str(config), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    by_model = {b["model"]: b for b in data["backends"]}
+    assert set(by_model) == {"writer-model", "judge-model"}
+    assert by_model["judge-model"]["roles"] == ["judge"]
+    assert "judge" not in by_model["writer-model"]["roles"]
+    assert all(b["ok"] and b["structured"].startswith("valid") for b in data["backends"])
+    assert server.request_count == 4  # one plain + one structured call per backend, no cache
+
+
+def test_llm_check_fails_with_exit_2_when_json_never_validates(server: FakeOpenAIServer) -> None:
+    server.default = server.default.parse("malformed")
+    args = ["llm-check", "--base-url", server.base_url, "--model", "m", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    [backend] = json.loads(result.stdout)["backends"]
+    assert any(e.startswith("structured call:") for e in backend["errors"])
+
+
+def test_llm_check_without_configuration_is_bad_usage(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("PAPERGYM_BASE_URL", "PAPERGYM_MODEL", "PAPERGYM_LLM_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    result = runner.invoke(app, ["llm-check"])
+    assert result.exit_code == 2
+    assert "no LLM configured" in result.output
+    unknown = runner.invoke(
+        app, ["llm-check", "--base-url", "http://x/v1", "--model", "m", "--role", "grader"]
+    )
+    assert unknown.exit_code == 2 and "unknown role" in unknown.output
+
+
+def test_llm_options_are_explained_in_help() -> None:
+    result = runner.invoke(app, ["llm-check", "--help"], env={"COLUMNS": "200"})
+    for option in ("--llm-config", "--base-url", "--model", "--api-key-env", "--role", "--json"):
+        assert option in result.output
+
+
+def test_usage_table_shows_unpriced_and_per_instance_rows() -> None:
+    tracker = UsageTracker(prices={"priced": Price(input=1.0, output=2.0)})
+    tracker.record(
+        stage="question",
+        role="writer",
+        model="priced",
+        usage=Usage(prompt_tokens=1_000_000, completion_tokens=500_000),
+        cached=False,
+    )
+    tracker.record(
+        stage="judge", role="judge", model="local", usage=Usage(prompt_tokens=10), cached=False
+    )
+    console = Console(width=200, record=True)
+    console.print(usage_table(tracker, per=("instance", 4)))
+    text = console.export_text()
+    assert "unpriced" in text and "$2.0000 + unpriced" in text
+    assert "per instance" in text and "$0.5000 + unpriced" in text
