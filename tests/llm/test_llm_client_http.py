@@ -241,3 +241,36 @@ def test_budget_stops_the_run_cleanly(server: FakeOpenAIServer) -> None:
 
     run(go())
     assert server.request_count == 1
+
+
+@pytest.mark.parametrize(
+    ("mode", "where"),
+    [
+        ("response_format", "response_format"),
+        ("structured_outputs", "structured_outputs"),
+        ("guided_json", "guided_json"),
+    ],
+)
+def test_schema_is_sent_in_the_configured_form(
+    server: FakeOpenAIServer, mode: str, where: str
+) -> None:
+    async def go() -> None:
+        llm = client_for(server, structured_output=mode)
+        result = await llm.call("judge", ASK, schema=Rubric)
+        assert isinstance(result.parsed, Rubric)
+        await llm.aclose()
+
+    run(go())
+    assert where in server.requests[0]
+
+
+def test_no_schema_sent_still_validates_locally(server: FakeOpenAIServer) -> None:
+    async def go() -> None:
+        llm = client_for(server, structured_output="none")
+        server.script("ok")  # free text: not JSON for the schema, so it is re-asked then fails
+        with pytest.raises(LLMOutputError):
+            await llm.call("judge", ASK, schema=Rubric)
+        await llm.aclose()
+
+    run(go())
+    assert "response_format" not in server.requests[0]

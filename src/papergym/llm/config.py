@@ -37,7 +37,7 @@ class BackendConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    backend: Literal["openai"] = "openai"
+    backend: Literal["openai", "hf"] = "openai"
     model: str
     base_url: tuple[str, ...] = Field(
         default=(), description="One or more OpenAI-compatible endpoints, used round-robin."
@@ -53,10 +53,22 @@ class BackendConfig(BaseModel):
     retry_base_delay: float = Field(
         default=0.5, ge=0, description="First backoff in seconds; doubles per retry, with jitter."
     )
-    structured_output: Literal["response_format", "guided_json", "none"] = "response_format"
+    structured_output: Literal["response_format", "structured_outputs", "guided_json", "none"] = (
+        Field(
+            default="response_format",
+            description="How the schema is sent: OpenAI response_format (vLLM, SGLang, Ollama, hosted "
+            "APIs), vLLM>=0.12 structured_outputs, older vLLM guided_json, or not at all (the answer "
+            "is validated locally either way).",
+        )
+    )
     repair_attempts: int = Field(default=2, ge=0, le=5)
     params: SamplingParams = SamplingParams()
     extra_body: dict[str, object] = Field(default_factory=dict)
+    # Only the hf backend (a transformers model in this process) reads these.
+    device: str | None = Field(default=None, description="hf: torch device; None = cuda if any.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    batch_size: int = Field(default=8, ge=1, description="hf: most requests in one generate.")
+    batch_wait_ms: float = Field(default=10.0, ge=0, description="hf: wait to fill a batch.")
 
     @field_validator("base_url", mode="before")
     @classmethod

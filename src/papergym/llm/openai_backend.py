@@ -23,7 +23,11 @@ from pydantic import BaseModel
 from papergym.errors import BadInputError
 from papergym.llm.config import BackendConfig
 from papergym.llm.limits import RateLimiter, backoff_delay
-from papergym.llm.structured import guided_json_for, response_format_for
+from papergym.llm.structured import (
+    guided_json_for,
+    response_format_for,
+    structured_outputs_for,
+)
 from papergym.llm.types import (
     Completion,
     LLMError,
@@ -134,6 +138,8 @@ class OpenAIBackend:
             request["response_format"] = response_format_for(schema)
         elif schema is not None and self.config.structured_output == "guided_json":
             extra_body.update(guided_json_for(schema))
+        elif schema is not None and self.config.structured_output == "structured_outputs":
+            extra_body.update(structured_outputs_for(schema))
         if extra_body:
             request["extra_body"] = extra_body
         return request

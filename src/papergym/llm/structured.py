@@ -378,8 +378,13 @@ def response_format_for(schema: type[BaseModel]) -> JSONSchema:
 
 
 def guided_json_for(schema: type[BaseModel]) -> JSONSchema:
-    """The extra request body that makes vLLM or SGLang decode JSON matching ``schema``."""
+    """The extra request body that makes vLLM before 0.12 decode JSON matching ``schema``."""
     return {"guided_json": json_schema_for(schema)}
+
+
+def structured_outputs_for(schema: type[BaseModel]) -> JSONSchema:
+    """The extra request body for vLLM 0.12 and later, which replaced ``guided_json``."""
+    return {"structured_outputs": {"json": json_schema_for(schema)}}
 
 
 def _repair_template() -> Template:

@@ -500,7 +500,8 @@ def extract_schema(request: JSONDict) -> Any | None:
     """The JSON schema the request asks the answer to follow, or ``None`` for free text.
 
     Reads OpenAI's ``response_format`` (``json_schema``, and ``json_object`` as a one-field
-    object) and vLLM's ``guided_json`` (a schema or its JSON text).
+    object), vLLM's ``structured_outputs.json`` and its older ``guided_json`` (a schema or
+    its JSON text).
     """
     response_format = request.get("response_format")
     if isinstance(response_format, dict):
@@ -510,7 +511,8 @@ def extract_schema(request: JSONDict) -> Any | None:
             return spec["schema"]
         if kind == "json_object":
             return _JSON_OBJECT_SCHEMA
-    guided = request.get("guided_json")
+    structured = request.get("structured_outputs")  # vLLM >= 0.12
+    guided = structured.get("json") if isinstance(structured, dict) else request.get("guided_json")
     if isinstance(guided, str):
         with contextlib.suppress(json.JSONDecodeError):
             return json.loads(guided)
