@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -274,3 +275,24 @@ def test_no_schema_sent_still_validates_locally(server: FakeOpenAIServer) -> Non
 
     run(go())
     assert "response_format" not in server.requests[0]
+
+
+def test_api_key_never_reaches_the_logs_even_at_debug_level(
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    secret = "sk-log-secret-0987654321"
+    monkeypatch.setenv("MY_KEY", secret)
+    caplog.set_level(logging.DEBUG)
+
+    async def go() -> None:
+        llm = client_for(server, tmp_path, api_key_env="MY_KEY")
+        server.script("429", "ok")
+        await llm.call("judge", ASK, schema=Rubric)
+        await llm.aclose()
+
+    run(go())
+    assert caplog.records, "debug logging was captured"
+    assert secret not in caplog.text
