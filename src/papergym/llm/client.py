@@ -53,6 +53,10 @@ class Backend(Protocol):
 
 def make_backend(config: BackendConfig) -> Backend:
     """The backend for one config; imported lazily so unused backends cost nothing."""
+    if config.backend == "hf":
+        from papergym.llm.hf_backend import HFBackend
+
+        return HFBackend(config)
     from papergym.llm.openai_backend import OpenAIBackend
 
     return OpenAIBackend(config)

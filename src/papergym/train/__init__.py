@@ -1,0 +1,1 @@
+"""Training and model-building helpers: tiny in-process models for tests and CPU demos."""
