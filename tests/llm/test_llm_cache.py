@@ -224,3 +224,43 @@ def test_many_processes_share_one_file(tmp_path: Path) -> None:
                 hit = cache.get(f"w{worker}-{i}")
                 assert hit is not None and hit.text == f"w{worker}-{i}"
                 assert hit.model == f"m{worker}"
+
+
+def test_queued_writes_are_visible_at_once_and_durable_after_close(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+    answers = {f"k{i}": Completion(text=f"answer {i}") for i in range(300)}
+
+    async def write_then_read() -> None:
+        for key, completion in answers.items():
+            await cache.aput(key, completion)
+        # read back immediately, whether or not the writer thread has committed yet
+        assert [await cache.aget(k) for k in answers] == list(answers.values())
+
+    asyncio.run(write_then_read())
+    cache.close()
+    with ResponseCache(path) as reopened:  # as a later run or another process would see it
+        assert len(reopened) == 300
+        assert reopened.get("k299") == answers["k299"]
+
+
+def test_a_failed_cache_write_is_logged_not_raised(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    holder = sqlite3.connect(tmp_path / "c.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process holds the write lock past the timeout
+    import papergym.llm.cache as cache_module
+
+    original = cache_module.BUSY_TIMEOUT_S
+    cache_module.BUSY_TIMEOUT_S = 0.2
+    try:
+        asyncio.run(cache.aput("k", Completion(text="t")))
+        cache.flush()
+    finally:
+        cache_module.BUSY_TIMEOUT_S = original
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "not written" in caplog.text
+    assert cache.get("k") is None  # lost: the next run asks again, nothing is corrupted
+    cache.close()
