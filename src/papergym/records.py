@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
@@ -97,3 +97,88 @@ class Paper(Record):
             return []
         top = min(s.level for s in self.sections)
         return [s.heading for s in self.sections if s.level == top]
+
+
+# --- build records: paper → stages → instance ------------------------------------------------
+
+StageName = Literal["field", "background", "solution", "experiment"]
+STAGE_NAMES: tuple[StageName, ...] = ("field", "background", "solution", "experiment")
+RecipeName = Literal["papergym", "innov", "design"]
+BuilderName = Literal["llm", "extractive"]
+
+
+class Stages(Record):
+    """A paper distilled into the four stages the build writes from."""
+
+    paper_id: str
+    builder: BuilderName
+    field: str = Field(description="Discipline, sub-field and direction (1-3 sentences).")
+    background: str = Field(description="Overview, prior work and open gaps; no solution, no results.")
+    solution: str = Field(description="Core idea, architecture, key components, innovations.")
+    experiment: str = Field(description="Design, data, baselines, metrics, settings; no numeric results.")
+    sources: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict, description="Per stage, the section headings its text came from."
+    )
+
+
+class LeakageVerdict(Record):
+    """Whether a criterion can be inferred from the question alone, by one method."""
+
+    method: Literal["overlap", "judge"]
+    leaked: bool | None = Field(description="None when the judge's answer could not be scored.")
+    score: float | None = Field(default=None, description="Overlap similarity in [0, 1].")
+    reason: str = ""
+
+
+class Criterion(Record):
+    """One specific rubric criterion: a binary, checkable statement about a plan."""
+
+    id: str
+    text: str
+    dimension: Literal["method", "experiment"]
+    origin: Literal["answer", "question", "extractive"]
+    rank: int = Field(ge=1, description="1 = most important.")
+    leakage: tuple[LeakageVerdict, ...] = ()
+
+
+class GeneralCriterion(Record):
+    """An instance-independent criterion applied to every plan (SPEC §2 step 7)."""
+
+    id: str
+    text: str
+
+
+class Rubric(Record):
+    specific: tuple[Criterion, ...]
+    general: tuple[GeneralCriterion, ...]
+    note: str = Field(default="", description="Why there are fewer than 10 criteria, if so.")
+
+
+class Instance(Record):
+    """One RL task: a research-planning question, a reference answer and a rubric."""
+
+    id: str
+    recipe: RecipeName
+    builder: BuilderName
+    paper_id: str
+    title: str
+    domain: str = Field(default="", description="Research field, as the field stage states it.")
+    arxiv_id: str | None = None
+    source_path: str = ""
+    question: str
+    reference_answer: str
+    rubric: Rubric
+    warnings: tuple[str, ...] = ()
+
+    @staticmethod
+    def make_id(recipe: str, builder: str, paper_id: str) -> str:
+        return content_hash({"recipe": recipe, "builder": builder, "paper": paper_id})
+
+
+class Drop(Record):
+    """A paper (or instance) the build rejected: at which step and why."""
+
+    source: str
+    step: str
+    reason: str
+    paper_id: str | None = None

@@ -1,0 +1,113 @@
+"""What every ``papergym`` command shares: consoles, option types, and error reporting.
+
+Conventions: a readable summary by default and the same information as JSON with ``--json``;
+exit code 0 on success, 2 on bad input or usage, 1 on an internal failure; a one-line error
+message, with the traceback only under ``--debug``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+
+from papergym.errors import BadInputError
+
+# Summaries piped to a file or a CI log get a roomier width than an 80-column default.
+stdout = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120)
+stderr = Console(stderr=True)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+DebugOption = Annotated[
+    bool, typer.Option("--debug", help="Show the full traceback when something fails.")
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print the result as JSON on stdout instead of a table.")
+]
+
+
+LLMConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--llm-config",
+        help="YAML file mapping roles (extractor, writer, rubric, judge, reviewer, policy) to "
+        "backends, models, limits, prices and budget. Also $PAPERGYM_LLM_CONFIG.",
+        show_default=False,
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="OpenAI-compatible endpoint for every role, e.g. http://localhost:8000/v1 (vLLM, "
+        "SGLang, Ollama, llama.cpp, hosted APIs). Also $PAPERGYM_BASE_URL.",
+        show_default=False,
+    ),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model", help="Model name for every role. Also $PAPERGYM_MODEL.", show_default=False
+    ),
+]
+ApiKeyEnvOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key-env",
+        help="Name of the environment variable that holds the API key (the key itself is never "
+        "printed, logged or cached). Also $PAPERGYM_API_KEY_ENV.",
+        show_default=False,
+    ),
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")
+]
+CacheDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir",
+        help="Folder of the LLM response cache (default $PAPERGYM_CACHE_DIR or ~/.cache/papergym).",
+        show_default=False,
+    ),
+]
+
+
+def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn errors into one-line messages and exit codes (2 bad input, 1 internal failure)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        debug = bool(kwargs.get("debug"))
+        try:
+            return command(*args, **kwargs)
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except BadInputError as error:
+            if debug:
+                traceback.print_exc()
+            stderr.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            stderr.print("interrupted; completed work is kept.")
+            raise typer.Exit(130) from None
+        except Exception as error:
+            if debug:
+                traceback.print_exc()
+            stderr.print(
+                f"[red]internal error:[/red] {type(error).__name__}: {error} "
+                "(rerun with --debug for the traceback)",
+                highlight=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(1) from None
+
+    return wrapper
