@@ -1,0 +1,273 @@
+"""``papergym audit``: criterion-leakage rates of rubric datasets (ours and others').
+
+Registered in :mod:`papergym.cli` as ``app.command("audit")(audit)``. It follows the CLI
+conventions: a summary table by default, the same as JSON with ``--json``, exit code 0 on
+success, 2 on bad input or usage, 1 on a failure on our side (including a judge that scored
+nothing), and one-line errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from papergym.audit.formats import AuditDataset, AuditFormat, AuditItem, read_dataset
+from papergym.audit.judge import judge_items
+from papergym.audit.overlap import (
+    EMBEDDING_THRESHOLD,
+    LEXICAL_THRESHOLD,
+    attach_verdicts,
+    screen_items,
+)
+from papergym.audit.report import AuditReport, build_report, rates_table, top_table
+from papergym.cliutil import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    CacheDirOption,
+    DebugOption,
+    JsonOption,
+    LLMConfigOption,
+    ModelOption,
+    NoCacheOption,
+    reports_errors,
+    stderr,
+    stdout,
+)
+from papergym.errors import BadInputError
+from papergym.jsonl import write_jsonl
+from papergym.llm.client import LLMClient
+from papergym.llm.config import LLMConfig, load_llm_config
+from papergym.llm.report import usage_table
+from papergym.llm.usage import UsageTracker
+from papergym.records import Instance
+
+REPORT_FILE = "leakage_report.json"
+ITEMS_FILE = "audited.jsonl"
+INSTANCES_FILE = "instances.jsonl"
+
+
+@reports_errors
+def audit(
+    instances: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Rubric datasets (.jsonl, .json or .parquet): PaperGym instances.jsonl, "
+            "ResearchPlanGen, ResearchQA, RubricHub/HealthBench, or generic "
+            '{"question", "criteria"} records. The format is detected per file.',
+            show_default=False,
+        ),
+    ],
+    format: Annotated[
+        AuditFormat,
+        typer.Option("--format", help="Force the format of every input instead of detecting it."),
+    ] = AuditFormat.auto,
+    judge: Annotated[
+        bool,
+        typer.Option(
+            "--judge",
+            help="Also ask the LLM serving the judge role, per question, which criteria can be "
+            "inferred from the question alone (needs an LLM: --llm-config or --base-url/--model).",
+        ),
+    ] = False,
+    llm_config: LLMConfigOption = None,
+    base_url: BaseUrlOption = None,
+    model: ModelOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    no_cache: NoCacheOption = False,
+    cache_dir: CacheDirOption = None,
+    lexical_threshold: Annotated[
+        float,
+        typer.Option(
+            "--lexical-threshold",
+            min=0.0,
+            max=1.0,
+            help="Overlap screen: share of a criterion's content words found in the question "
+            "at which it counts as leaked.",
+        ),
+    ] = LEXICAL_THRESHOLD,
+    embedding_threshold: Annotated[
+        float,
+        typer.Option(
+            "--embedding-threshold",
+            min=0.0,
+            max=1.0,
+            help="Overlap screen: cosine similarity to a question sentence at which a criterion "
+            "counts as leaked.",
+        ),
+    ] = EMBEDDING_THRESHOLD,
+    top: Annotated[
+        int, typer.Option("--top", min=0, help="How many of the most-leaked criteria to list.")
+    ] = 10,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--out",
+            help=f"Folder to write {REPORT_FILE}, {ITEMS_FILE} (every criterion with its "
+            f"verdicts) and, for PaperGym inputs, {INSTANCES_FILE} with the verdicts attached.",
+            show_default=False,
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """Measure criterion leakage: the share of rubric criteria a reader could infer from the question alone.
+
+    A cheap lexical/embedding overlap screen always runs; --judge adds the LLM judge. Rates are reported per dataset, dimension and origin, with the most-leaked criteria.
+    """
+    config = (
+        _judge_config(llm_config, base_url, model, api_key_env, no_cache, cache_dir)
+        if judge
+        else None
+    )
+    if out is not None and out.exists() and not out.is_dir():
+        raise BadInputError(out, "output path exists and is not a folder")
+    datasets = [read_dataset(path, format) for path in instances]
+    items = screen_items(
+        [item for d in datasets for item in d.items],
+        lexical_threshold=lexical_threshold,
+        embedding_threshold=embedding_threshold,
+    )
+    tracker: UsageTracker | None = None
+    if config is not None:
+        items, tracker = asyncio.run(_judge(config, items))
+    datasets = _regroup(datasets, items)
+    report = build_report(
+        datasets,
+        top=top,
+        thresholds={"lexical": lexical_threshold, "embedding": embedding_threshold},
+    )
+    if tracker is not None:
+        report = report.model_copy(update={"usage": tracker.as_dict()})
+    if out is not None:
+        report = report.model_copy(
+            update={"written": [str(p) for p in _write(out, datasets, report)]}
+        )
+    _print(report, tracker, json_output=json_output)
+    _fail_if_judge_scored_nothing(report)
+
+
+def _judge_config(
+    llm_config: Path | None,
+    base_url: str | None,
+    model: str | None,
+    api_key_env: str | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+) -> LLMConfig:
+    """The LLM configuration for ``--judge``; none at all is a usage error (exit 2)."""
+    config = load_llm_config(
+        llm_config,
+        base_url=base_url,
+        model=model,
+        api_key_env=api_key_env,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    if not config.configured:
+        raise BadInputError(
+            None, "--judge needs an LLM: pass --llm-config, or --base-url and --model"
+        )
+    config.for_role("judge")  # a config without a judge (and no default) fails here, not later
+    return config
+
+
+async def _judge(config: LLMConfig, items: list[AuditItem]) -> tuple[list[AuditItem], UsageTracker]:
+    llm = LLMClient.from_config(config)
+    progress = Progress(
+        TextColumn("judge"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    )
+    try:
+        await llm.ping(["judge"])  # fail fast on a dead endpoint, before any item
+        with progress:
+            task = progress.add_task("", total=len(items))
+            judged = await judge_items(
+                llm, items, on_done=lambda _: progress.update(task, advance=1)
+            )
+    finally:
+        await llm.aclose()
+    return judged, llm.tracker
+
+
+def _regroup(datasets: Sequence[AuditDataset], items: Sequence[AuditItem]) -> list[AuditDataset]:
+    """The datasets with their audited items, which come back in the order they were sent."""
+    regrouped: list[AuditDataset] = []
+    start = 0
+    for dataset in datasets:
+        end = start + len(dataset.items)
+        regrouped.append(replace(dataset, items=list(items[start:end])))
+        start = end
+    return regrouped
+
+
+def _write(out: Path, datasets: Sequence[AuditDataset], report: AuditReport) -> list[Path]:
+    """The report, every audited item, and our own instances with their verdicts attached."""
+    written = [out / REPORT_FILE, out / ITEMS_FILE]
+    write_jsonl(out / ITEMS_FILE, (item for d in datasets for item in d.items))
+    audited: list[Instance] = [
+        attach_verdicts(instance, item)
+        for d in datasets
+        if d.instances is not None
+        for instance, item in zip(d.instances, d.items, strict=True)
+    ]
+    if audited:
+        write_jsonl(out / INSTANCES_FILE, audited)
+        written.append(out / INSTANCES_FILE)
+    final = report.model_copy(update={"written": [str(p) for p in written]})
+    _write_text(out / REPORT_FILE, final.model_dump_json(indent=2) + "\n")
+    return written
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write atomically (temporary file, then rename), like :func:`papergym.jsonl.write_jsonl`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _print(report: AuditReport, tracker: UsageTracker | None, *, json_output: bool) -> None:
+    if json_output:
+        print(report.model_dump_json(indent=2))
+        return
+    stdout.print(rates_table(report))
+    if report.top:
+        stdout.print(top_table(report))
+    if tracker is not None:
+        stdout.print(usage_table(tracker))
+    for path in report.written:
+        stdout.print(f"wrote {path}")
+
+
+def _fail_if_judge_scored_nothing(report: AuditReport) -> None:
+    """Exit 1 when the judge ran but could score no criterion: its rate would be meaningless."""
+    if "judge" not in report.methods:
+        return
+    totals = [r.judge for r in report.rates if r.by == "dataset" and r.judge is not None]
+    if sum(t.scored for t in totals) == 0 and sum(t.unscored for t in totals) > 0:
+        stderr.print(
+            "[red]error:[/red] the judge could score none of the criteria; see the reasons with "
+            "--json or in the written report",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)

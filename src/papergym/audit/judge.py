@@ -1,0 +1,160 @@
+"""The LLM leakage judge (SPEC §2 step 9): per item, can each criterion be inferred from the
+question alone?
+
+One call per item with the question and all its criteria, numbered; the answer is
+``{"verdicts": [{"criterion_id", "reason", "inferable"}]}`` with the reason before the verdict,
+so the model argues before it decides. The schema sent for an item of ``n`` criteria requires
+exactly ``n`` verdicts with ids 1..n, so a wrong count is a validation error the LLM layer
+repairs by re-asking; what is still wrong after its repairs (or never arrives) makes every
+criterion of the item **unscored** (``leaked=None``) with the reason — never "not leaked",
+which would understate leakage exactly where the judge failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable, Sequence
+from importlib import resources
+from string import Template
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from papergym.audit.formats import AuditItem
+from papergym.llm.client import LLMClient
+from papergym.llm.types import LLMError, Message, Role, SamplingParams
+from papergym.records import LeakageVerdict
+
+STAGE = "leakage"
+"""The stage name the judge's calls are accounted under in the usage table."""
+
+TOKENS_PER_VERDICT = 120
+"""Room for one verdict (id, a one-sentence reason, the boolean) when sizing ``max_tokens``."""
+
+
+MAX_REASON_CHARS = 400
+"""An unscored verdict's reason keeps this much of the error: enough to see what went wrong."""
+
+
+class JudgeVerdict(BaseModel):
+    """The judge's answer for one criterion: the reason first, then the verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    criterion_id: int = Field(description="The criterion's number, 1-based, as listed.")
+    reason: str = Field(description="One sentence: what in the question gives it away, or not.")
+    inferable: bool = Field(description="True if the criterion follows from the question alone.")
+
+
+class LeakageJudgement(BaseModel):
+    """All verdicts for one item."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdicts: list[JudgeVerdict]
+
+
+@functools.cache
+def judgement_schema(count: int) -> type[LeakageJudgement]:
+    """The schema for an item of ``count`` criteria: exactly one verdict per id 1..count.
+
+    Built per count (and cached, so the JSON schema and the cache key stay stable) because the
+    count belongs in the schema: structured decoding then enforces it, and a model that ignores
+    it gets a precise repair message from the LLM layer.
+    """
+
+    class Judgement(LeakageJudgement):
+        verdicts: Annotated[list[JudgeVerdict], Field(min_length=count, max_length=count)]
+
+        @model_validator(mode="after")
+        def _one_per_criterion(self) -> Judgement:
+            ids = sorted(v.criterion_id for v in self.verdicts)
+            if ids != list(range(1, count + 1)):
+                raise ValueError(
+                    f"expected exactly one verdict for each criterion_id 1..{count}, got ids {ids}"
+                )
+            return self
+
+    Judgement.__name__ = Judgement.__qualname__ = "LeakageJudgement"
+    return Judgement
+
+
+@functools.cache
+def _template() -> Template:
+    text = resources.files("papergym.audit").joinpath("prompts", "leakage.md").read_text("utf-8")
+    return Template(text)
+
+
+def judge_messages(item: AuditItem) -> list[Message]:
+    """The single user message asking about every criterion of ``item``."""
+    numbered = "\n".join(f"{n}. {c.text}" for n, c in enumerate(item.criteria, start=1))
+    content = _template().substitute(
+        count=len(item.criteria), question=item.question.strip(), criteria=numbered
+    )
+    return [Message(role="user", content=content.strip())]
+
+
+def unscored(item: AuditItem, reason: str) -> list[LeakageVerdict]:
+    """One unscored judge verdict per criterion, all with ``reason``."""
+    return [LeakageVerdict(method="judge", leaked=None, reason=reason) for _ in item.criteria]
+
+
+def verdicts_from(judgement: LeakageJudgement, count: int) -> list[LeakageVerdict] | None:
+    """Verdicts in criterion order, or ``None`` unless there is exactly one per id 1..count."""
+    by_id = {v.criterion_id: v for v in judgement.verdicts}
+    if len(judgement.verdicts) != count or sorted(by_id) != list(range(1, count + 1)):
+        return None
+    return [
+        LeakageVerdict(method="judge", leaked=by_id[n].inferable, reason=by_id[n].reason.strip())
+        for n in range(1, count + 1)
+    ]
+
+
+def _params(llm: LLMClient, role: Role, count: int) -> SamplingParams:
+    """The role's sampling parameters with room for every verdict (never less than configured)."""
+    params = llm.config.for_role(role).params
+    needed = TOKENS_PER_VERDICT * count + 256
+    return params.model_copy(update={"max_tokens": max(params.max_tokens, needed)})
+
+
+async def judge_item(llm: LLMClient, item: AuditItem, *, role: Role = "judge") -> AuditItem:
+    """``item`` with a judge verdict on every criterion (unscored when the answer is unusable)."""
+    if not item.criteria:
+        return item
+    count = len(item.criteria)
+    try:
+        result = await llm.call(
+            role,
+            judge_messages(item),
+            schema=judgement_schema(count),
+            params=_params(llm, role, count),
+            stage=STAGE,
+        )
+    except LLMError as error:
+        detail = " ".join(str(error).split())
+        if len(detail) > MAX_REASON_CHARS:
+            detail = detail[: MAX_REASON_CHARS - 1] + "…"
+        return item.with_verdicts(unscored(item, f"judge failed: {type(error).__name__}: {detail}"))
+    verdicts = verdicts_from(result.parsed, count) if result.parsed is not None else None
+    if verdicts is None:
+        return item.with_verdicts(unscored(item, f"judge did not return {count} verdicts"))
+    return item.with_verdicts(verdicts)
+
+
+async def judge_items(
+    llm: LLMClient,
+    items: Sequence[AuditItem],
+    *,
+    role: Role = "judge",
+    on_done: Callable[[AuditItem], None] | None = None,
+) -> list[AuditItem]:
+    """Every item judged, in order. Concurrency is bounded by the LLM layer, not here."""
+
+    async def one(item: AuditItem) -> AuditItem:
+        judged = await judge_item(llm, item, role=role)
+        if on_done is not None:
+            on_done(judged)
+        return judged
+
+    return list(await asyncio.gather(*(one(item) for item in items)))

@@ -1,0 +1,535 @@
+"""The dataset card: what a built dataset is, how it was made, and what it cost (SPEC §2 step 10).
+
+``card.md`` is for people; ``card.json`` holds the same numbers for scripts and comparisons.
+The numbers come from pure functions (:func:`card_stats`, :func:`usage_stats`) so they can be
+tested without files. Output is deterministic (no timestamps), so re-exporting an unchanged
+build rewrites identical cards.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from papergym import __version__
+from papergym.export.common import counts
+from papergym.records import Drop, Instance
+
+DIMENSIONS: tuple[str, ...] = ("method", "experiment")
+LEAKAGE_METHODS: tuple[str, ...] = ("judge", "overlap")
+
+RECIPE_TEXT: dict[str, str] = {
+    "papergym": "research-plan tasks. The question is written from the paper's field and "
+    "background only; the reference answer and the rubric come from its method and experiments, "
+    "so the criteria cannot be read off the question.",
+    "innov": "the Innov benchmark. The question comes from the paper's goal and background; the "
+    "reference answer and the criteria come from its method only.",
+    "design": "the Design benchmark. The question states the method as given and asks for a "
+    "validation experiment without hinting at baselines, datasets, metrics or outcomes; the "
+    "reference answer and the criteria come from the experiments only.",
+}
+BUILDER_TEXT: dict[str, str] = {
+    "llm": "written by language models following the PaperGym pipeline: per-section extraction, "
+    "per-stage merge, a question from field and background, a reference answer from method and "
+    "experiments, and two candidate rubrics merged by selection and ranked.",
+    "extractive": "**a baseline, not a written dataset.** The extractive builder uses no language "
+    "model: the question, the reference answer and every criterion are sentences *selected* "
+    "from the paper (with numeric results stripped), not written. Use it to check a pipeline or "
+    "a trainer end to end; do not report training results on it as PaperGym results.",
+}
+# Reference figures from the PaperGym paper, printed beside ours for comparison (SPEC §2, §8).
+PAPER_METHOD_SHARE = 0.638
+PAPER_LEAKAGE = 0.0373
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 6) if whole else None
+
+
+def _distribution(values: Sequence[int]) -> dict[str, Any]:
+    if not values:
+        return {"mean": None, "min": None, "max": None, "histogram": {}}
+    histogram = {
+        str(k): v
+        for k, v in sorted(counts(str(x) for x in values).items(), key=lambda kv: int(kv[0]))
+    }
+    return {
+        "mean": round(mean(values), 6),
+        "min": min(values),
+        "max": max(values),
+        "histogram": histogram,
+    }
+
+
+def _leakage_from_verdicts(instances: Sequence[Instance]) -> dict[str, dict[str, Any]]:
+    """Per method: criteria judged, leaked, unscored, and rate = leaked / scored."""
+    result: dict[str, dict[str, Any]] = {}
+    verdicts = [v for i in instances for c in i.rubric.specific for v in c.leakage]
+    for method in LEAKAGE_METHODS:
+        mine = [v for v in verdicts if v.method == method]
+        if not mine:
+            continue
+        leaked = sum(1 for v in mine if v.leaked is True)
+        unscored = sum(1 for v in mine if v.leaked is None)
+        result[method] = {
+            "criteria": len(mine),
+            "leaked": leaked,
+            "unscored": unscored,
+            "rate": _share(leaked, len(mine) - unscored),
+        }
+    return result
+
+
+def _drop_stats(drops: Sequence[Drop]) -> dict[str, Any]:
+    steps = counts(d.step for d in drops)
+    return {
+        "total": len(drops),
+        "papers": len({d.paper_id or d.source for d in drops}),
+        "by_step": steps,
+        "by_reason": {step: counts(d.reason for d in drops if d.step == step) for step in steps},
+    }
+
+
+def card_stats(instances: Sequence[Instance], drops: Sequence[Drop]) -> dict[str, Any]:
+    """Every number the card shows about the instances and the drops (no usage, no config)."""
+    specific = [c for i in instances for c in i.rubric.specific]
+    by_dimension = {d: sum(1 for c in specific if c.dimension == d) for d in DIMENSIONS}
+    return {
+        "papers": len({i.paper_id for i in instances}),
+        "instances": len(instances),
+        "recipes": counts(i.recipe for i in instances),
+        "builders": counts(i.builder for i in instances),
+        "domains": counts(i.domain.strip() or "unknown" for i in instances),
+        "drops": _drop_stats(drops),
+        "criteria": {
+            "specific": len(specific),
+            "by_dimension": by_dimension,
+            "dimension_share": {d: _share(n, len(specific)) for d, n in by_dimension.items()},
+            "by_origin": counts(c.origin for c in specific),
+            "per_instance": _distribution([len(i.rubric.specific) for i in instances]),
+            "general_per_instance": _distribution([len(i.rubric.general) for i in instances]),
+            "instances_with_note": sum(1 for i in instances if i.rubric.note),
+        },
+        "leakage": _leakage_from_verdicts(instances),
+        "words": {
+            "question_mean": round(mean(len(i.question.split()) for i in instances), 2)
+            if instances
+            else None,
+            "reference_mean": round(mean(len(i.reference_answer.split()) for i in instances), 2)
+            if instances
+            else None,
+        },
+        "instances_with_warnings": sum(1 for i in instances if i.warnings),
+    }
+
+
+def _int(row: Mapping[str, Any], key: str) -> int:
+    value = row.get(key)
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def usage_stats(rows: Sequence[Mapping[str, Any]], instances: int) -> dict[str, Any]:
+    """Totals and per-instance figures from ``UsageTracker.as_dict()`` rows.
+
+    As in :class:`~papergym.llm.usage.UsageTracker`, the cost sums the priced rows; unpriced
+    models are listed, and the cost is ``None`` only when nothing was priced.
+    """
+    costs = [row.get("cost_usd") for row in rows]
+    priced = [float(c) for c in costs if isinstance(c, int | float)]
+    totals = {
+        "calls": sum(_int(r, "calls") for r in rows),
+        "cache_hits": sum(_int(r, "cache_hits") for r in rows),
+        "tokens_in": sum(_int(r, "prompt_tokens") for r in rows),
+        "tokens_out": sum(_int(r, "completion_tokens") for r in rows),
+        "cost_usd": sum(priced) if priced else (None if rows else 0.0),
+    }
+    per: dict[str, Any] | None = None
+    if instances:
+        per = {k: (None if v is None else round(v / instances, 6)) for k, v in totals.items()}
+    return {
+        **totals,
+        "unpriced_models": sorted(
+            {str(r.get("model", "")) for r in rows if r.get("cost_usd") is None}
+        ),
+        "per_instance": per,
+        "by_stage": {
+            stage: {
+                "calls": sum(_int(r, "calls") for r in rows if r.get("stage") == stage),
+                "tokens_in": sum(_int(r, "prompt_tokens") for r in rows if r.get("stage") == stage),
+                "tokens_out": sum(
+                    _int(r, "completion_tokens") for r in rows if r.get("stage") == stage
+                ),
+            }
+            for stage in sorted({str(r.get("stage", "")) for r in rows})
+        },
+    }
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _cost(value: float | None, unpriced: Sequence[str]) -> str:
+    if value is None:
+        return "unpriced"
+    text = f"${value:,.4f}"
+    return f"{text} + unpriced ({', '.join(unpriced)})" if unpriced else text
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += [
+        "| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |" for row in rows
+    ]
+    return [*lines, ""]
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    items: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            items += _flatten(value, f"{name}.")
+        else:
+            items.append((name, value))
+    return items
+
+
+def _audit_value(name: str, value: Any) -> str:
+    if isinstance(value, float) and "rate" in name.rsplit(".", 1)[-1]:
+        return _pct(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else str(value)
+
+
+def _what_section(stats: dict[str, Any]) -> list[str]:
+    lines = [
+        "# PaperGym dataset card",
+        "",
+        "Rubric-graded reinforcement-learning tasks for research planning, built from papers. Each "
+        "instance is a question asking for a research plan, a reference answer, and a rubric: "
+        "specific binary criteria (ranked, each tagged method or experiment) plus a fixed set of "
+        "general criteria graded in their own pass. A judge model grades a plan against each "
+        "criterion; the reward mixes the two passes (α = 0.7 in the paper).",
+        "",
+    ]
+    extractive = stats["builders"].get("extractive", 0)
+    if extractive:
+        lines += [
+            f"> **Baseline:** {extractive} of {stats['instances']} instances come from the "
+            "extractive builder: their text is sentences selected from the papers, not written.",
+            "",
+        ]
+    lines += ["## Recipe", ""]
+    for recipe, n in stats["recipes"].items():
+        lines.append(f"- `{recipe}` ({_n(n, 'instance')}): {RECIPE_TEXT.get(recipe, '')}")
+    return [*lines, ""]
+
+
+def _builder_section(stats: dict[str, Any], builder_note: str | None) -> list[str]:
+    lines = ["## Builder", ""]
+    for builder, n in stats["builders"].items():
+        lines.append(f"- `{builder}` ({_n(n, 'instance')}): {BUILDER_TEXT.get(builder, '')}")
+    if builder_note:
+        lines += ["", builder_note]
+    return [*lines, ""]
+
+
+def _counts_section(stats: dict[str, Any], splits: Mapping[str, int] | None) -> list[str]:
+    drops = stats["drops"]
+    rows: list[tuple[str, object]] = [
+        ("papers", stats["papers"]),
+        ("instances", stats["instances"]),
+        ("drops", f"{drops['total']} ({drops['papers']} papers)"),
+        ("instances with warnings", stats["instances_with_warnings"]),
+        ("mean question words", stats["words"]["question_mean"]),
+        ("mean reference-answer words", stats["words"]["reference_mean"]),
+    ]
+    if splits:
+        rows.append(("splits", ", ".join(f"{k} {v}" for k, v in splits.items()) + " (by paper)"))
+    lines = ["## Counts", "", *_table(("what", "count"), rows)]
+    domains = list(stats["domains"].items())
+    lines += ["### Domains", "", *_table(("domain", "instances"), domains[:20])]
+    if len(domains) > 20:
+        lines += [f"({len(domains) - 20} more in card.json)", ""]
+    if drops["total"]:
+        drop_rows = [
+            (step, reason, n)
+            for step, reasons in drops["by_reason"].items()
+            for reason, n in reasons.items()
+        ]
+        lines += [
+            "### Drops by step and reason",
+            "",
+            *_table(("step", "reason", "count"), drop_rows),
+        ]
+    return lines
+
+
+def _rubric_section(stats: dict[str, Any]) -> list[str]:
+    criteria = stats["criteria"]
+    share = criteria["dimension_share"]
+    per = criteria["per_instance"]
+    lines = ["## Rubrics", "", f"{criteria['specific']} specific criteria.", ""]
+    lines += _table(
+        ("dimension", "criteria", "share"),
+        [(d, criteria["by_dimension"][d], _pct(share[d])) for d in DIMENSIONS],
+    )
+    lines += [
+        f"The PaperGym paper reports {PAPER_METHOD_SHARE * 100:.1f}% method / "
+        f"{(1 - PAPER_METHOD_SHARE) * 100:.1f}% experiment for its 20k-instance set.",
+        "",
+        f"Specific criteria per instance: mean {per['mean']}, min {per['min']}, max {per['max']}.",
+        "",
+        *_table(("criteria", "instances"), per["histogram"].items()),
+        *_table(("origin", "criteria"), criteria["by_origin"].items()),
+        f"General criteria per instance: mean {criteria['general_per_instance']['mean']}. "
+        f"Instances with a rubric note (fewer criteria than asked): {criteria['instances_with_note']}.",
+        "",
+    ]
+    return lines
+
+
+def _leakage_section(stats: dict[str, Any], leakage: Mapping[str, Any] | None) -> list[str]:
+    lines = [
+        "## Leakage",
+        "",
+        "A criterion leaks when it can be inferred from the question alone. The PaperGym paper "
+        f"reports {PAPER_LEAKAGE * 100:.2f}% for its 20k-instance set (judge).",
+        "",
+    ]
+    verdicts = stats["leakage"]
+    if verdicts:
+        lines += _table(
+            ("method", "criteria", "leaked", "unscored", "rate"),
+            [
+                (m, v["criteria"], v["leaked"], v["unscored"], _pct(v["rate"]))
+                for m, v in verdicts.items()
+            ],
+        )
+    else:
+        lines += ["No leakage verdicts are stored on the criteria.", ""]
+    if leakage:
+        lines += ["Leakage audit:", ""]
+        lines += _table(
+            ("measure", "value"), ((k, _audit_value(k, v)) for k, v in _flatten(leakage))
+        )
+    return lines
+
+
+def _usage_section(usage: dict[str, Any] | None) -> list[str]:
+    lines = ["## LLM cost", ""]
+    if usage is None:
+        return [*lines, "No usage was recorded for this build.", ""]
+    per = usage["per_instance"] or {}
+    unpriced = usage["unpriced_models"]
+    rows = [
+        ("calls", f"{usage['calls']:,}", per.get("calls", "")),
+        ("cache hits", f"{usage['cache_hits']:,}", per.get("cache_hits", "")),
+        ("tokens in", f"{usage['tokens_in']:,}", per.get("tokens_in", "")),
+        ("tokens out", f"{usage['tokens_out']:,}", per.get("tokens_out", "")),
+        (
+            "cost",
+            _cost(usage["cost_usd"], unpriced),
+            _cost(per.get("cost_usd"), unpriced) if per else "",
+        ),
+    ]
+    return [*lines, *_table(("what", "total", "per instance"), rows)]
+
+
+def _snippets(root: str) -> dict[str, list[str]]:
+    """Loading instructions per format; ``root`` is ``""`` or ``"export/<format>/"``."""
+    r = {name: root.replace("<format>", name) for name in ("verl", "trl", "hf", "parquet")}
+    return {
+        "verl": [
+            "### verl",
+            "",
+            "`train.parquet` / `test.parquet`: `data_source`, chat `prompt`, `ability`, "
+            "`reward_model.ground_truth` (JSON: question, reference_answer, rubric) and `extra_info` "
+            "(the same, plus ids; `rubric` as a JSON string).",
+            "",
+            "```bash",
+            "python -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\",
+            f"  data.train_files={r['verl']}train.parquet data.val_files={r['verl']}test.parquet \\",
+            "  data.prompt_key=prompt \\",
+            "  actor_rollout_ref.rollout.n=8 \\",
+            "  reward.custom_reward_function.path=<PaperGym verl reward module> \\",
+            "  reward.custom_reward_function.name=compute_score",
+            "# verl < 0.7.1: custom_reward_function.path=... custom_reward_function.name=...",
+            "```",
+            "",
+        ],
+        "trl": [
+            "### TRL",
+            "",
+            "`dataset/` (`load_from_disk`) and the same rows as parquet. Columns: `prompt` (chat), "
+            "`question`, `reference`, `rubric` (JSON), `privileged_context` (the rubric as text, "
+            "for the self-distillation teacher only), `instance_id`, `paper_id`, `recipe`.",
+            "",
+            "```python",
+            "from datasets import load_from_disk",
+            "from trl import GRPOConfig, GRPOTrainer",
+            "",
+            f'train = load_from_disk("{r["trl"]}dataset")["train"]',
+            "trainer = GRPOTrainer(",
+            '    model="Qwen/Qwen3-1.7B",',
+            "    reward_funcs=[rubric_reward],  # PaperGym's TRL reward: reads question/reference/rubric",
+            "    args=GRPOConfig(num_generations=8, beta=0.01, learning_rate=1e-5),",
+            "    train_dataset=train,",
+            ")",
+            "```",
+            "",
+        ],
+        "hf": [
+            "### Full records (Hugging Face)",
+            "",
+            "```python",
+            "from datasets import load_from_disk",
+            "from papergym.export.hf import read_hf_instances",
+            "",
+            f'records = load_from_disk("{r["hf"]}dataset")["train"]  # rubric.specific[].leakage[]',
+            f'instances = read_hf_instances("{r["hf"]}dataset")  # papergym.records.Instance',
+            "```",
+            "",
+        ],
+        "parquet": [
+            "### Full records (parquet)",
+            "",
+            "Nested fields are parquet structs and lists, readable by pandas, polars or DuckDB.",
+            "",
+            "```python",
+            "from papergym.export.parquet import read_parquet_instances",
+            "",
+            f'instances = read_parquet_instances("{r["parquet"]}train.parquet")',
+            "```",
+            "",
+        ],
+    }
+
+
+def _loading_section(formats: Sequence[str]) -> list[str]:
+    """Instructions for the formats in this folder, or, on a build's card, for every format."""
+    lines = ["## Loading and training", ""]
+    if formats:
+        snippets = _snippets("")
+        lines += ["Paths are relative to this card.", ""]
+    else:
+        snippets = _snippets("export/<format>/")
+        formats = list(snippets)
+        lines += [
+            "Write the exports with `papergym export BUILD_DIR` (add `--split 0.05` for a test "
+            "split); each format goes to `export/<format>/` with its own card.",
+            "",
+        ]
+    for name in formats:
+        lines += snippets.get(name, [])
+    return lines
+
+
+def _config_section(config: Mapping[str, Any]) -> list[str]:
+    if not config:
+        return []
+    text = json.dumps(config, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+    return ["## Build configuration", "", "```json", text, "```", ""]
+
+
+def render_card(
+    stats: dict[str, Any],
+    *,
+    config: Mapping[str, Any],
+    usage: dict[str, Any] | None,
+    builder_note: str | None,
+    leakage: Mapping[str, Any] | None,
+    formats: Sequence[str] = (),
+    splits: Mapping[str, int] | None = None,
+) -> str:
+    """``card.md`` text from the numbers (pure, for tests)."""
+    lines = [
+        *_what_section(stats),
+        *_builder_section(stats, builder_note),
+        *_counts_section(stats, splits),
+        *_rubric_section(stats),
+        *_leakage_section(stats, leakage),
+        *_usage_section(usage),
+        *_loading_section(formats),
+        *_config_section(config),
+        f"Generated by papergym {__version__}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def card_data(
+    instances: Sequence[Instance],
+    drops: Sequence[Drop],
+    *,
+    config: Mapping[str, Any],
+    usage: Sequence[Mapping[str, Any]] | None,
+    builder_note: str | None,
+    leakage: Mapping[str, Any] | None,
+    splits: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """Everything ``card.json`` holds."""
+    return {
+        "papergym_version": __version__,
+        "stats": card_stats(instances, drops),
+        "splits": dict(splits) if splits else None,
+        "usage": None if usage is None else usage_stats(usage, len(instances)),
+        # The raw rows too, so a later ``papergym export`` can re-render the cost section.
+        "usage_rows": None if usage is None else [dict(row) for row in usage],
+        "leakage_audit": dict(leakage) if leakage else None,
+        "builder_note": builder_note,
+        "config": dict(config),
+    }
+
+
+def write_card(
+    out_dir: Path,
+    instances: Sequence[Instance],
+    drops: Sequence[Drop],
+    *,
+    config: dict[str, Any],
+    usage: list[dict[str, Any]] | None,
+    builder_note: str | None,
+    leakage: dict[str, Any] | None,
+    formats: Sequence[str] = (),
+    splits: Mapping[str, int] | None = None,
+) -> None:
+    """Write ``card.md`` and ``card.json`` into ``out_dir``.
+
+    ``usage`` is ``UsageTracker.as_dict()`` rows; ``leakage`` is the leakage audit's summary
+    (rates under keys containing "rate" are shown as percentages); ``formats`` limits the
+    loading instructions to the exports in this folder (all when empty).
+    """
+    data = card_data(
+        instances,
+        drops,
+        config=config,
+        usage=usage,
+        builder_note=builder_note,
+        leakage=leakage,
+        splits=splits,
+    )
+    text = render_card(
+        data["stats"],
+        config=config,
+        usage=data["usage"],
+        builder_note=builder_note,
+        leakage=leakage,
+        formats=formats,
+        splits=splits,
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "card.md").write_text(text, encoding="utf-8")
+    payload = json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n"
+    (out_dir / "card.json").write_text(payload, encoding="utf-8")

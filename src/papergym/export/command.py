@@ -1,0 +1,322 @@
+"""``papergym export``: built instances → verl / TRL / Hugging Face / parquet, each with a card.
+
+Reads ``BUILD_DIR/instances.jsonl`` (required) and, when present, what the card reports on, in
+the layout ``papergym build`` and ``papergym audit`` write:
+
+- ``dropped.jsonl`` (or ``drops.jsonl``): :class:`~papergym.records.Drop` records;
+- ``usage.json`` (``UsageTracker.as_dict()`` rows, or ``{"usage": rows}``), else the
+  ``usage_rows`` and ``builder_note`` the build saved in its ``card.json``;
+- ``leakage.json`` (a summary mapping), else ``leakage_report.json`` from ``papergym audit``
+  (its per-dataset, per-dimension and per-origin rates);
+- ``config.yaml`` / ``config.json``: the resolved build configuration.
+
+The writers are imported when the command runs, not when the CLI starts, because ``pyarrow``
+and ``datasets`` are slow to import.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from rich.table import Table
+
+from papergym.cliutil import DebugOption, JsonOption, reports_errors, stdout
+from papergym.errors import BadInputError
+from papergym.export.common import ExportResult, check_split
+from papergym.jsonl import read_jsonl
+from papergym.records import Drop, Instance
+
+INSTANCES_FILE = "instances.jsonl"
+DROPS_FILES: tuple[str, ...] = ("dropped.jsonl", "drops.jsonl")
+USAGE_FILE = "usage.json"
+BUILD_CARD_FILE = "card.json"
+LEAKAGE_FILE = "leakage.json"
+AUDIT_REPORT_FILE = "leakage_report.json"
+CONFIG_FILES: tuple[str, ...] = ("config.yaml", "config.yml", "config.json")
+
+
+class ExportFormat(StrEnum):
+    """The export formats; ``all`` means every one of them."""
+
+    verl = "verl"
+    trl = "trl"
+    hf = "hf"
+    parquet = "parquet"
+    all = "all"
+
+
+FORMAT_ORDER: tuple[str, ...] = ("verl", "trl", "hf", "parquet")
+
+
+def chosen_formats(formats: list[ExportFormat] | None) -> list[str]:
+    """The formats to write, in a fixed order, without repeats; none given means all."""
+    names = {f.value for f in formats or [ExportFormat.all]}
+    return [f for f in FORMAT_ORDER if "all" in names or f in names]
+
+
+def out_dir_for(build_dir: Path, out: Path | None, name: str, several: bool) -> Path:
+    """``BUILD_DIR/export/<format>`` by default; ``--out`` itself for one format, else a sub-folder."""
+    if out is None:
+        return build_dir / "export" / name
+    return out / name if several else out
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise BadInputError(path, f"not valid JSON: {error}") from error
+
+
+def _usage_rows(rows: Any, path: Path) -> list[dict[str, Any]]:
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise BadInputError(path, "expected a list of usage rows (or {'usage': [...]})")
+    return rows
+
+
+def _build_card(build_dir: Path) -> dict[str, Any]:
+    """The ``card.json`` the build wrote, or ``{}``."""
+    path = build_dir / BUILD_CARD_FILE
+    data = _load_json(path) if path.is_file() else {}
+    return data if isinstance(data, dict) else {}
+
+
+def read_usage(build_dir: Path) -> list[dict[str, Any]] | None:
+    """Usage rows from ``usage.json``, else from the build's ``card.json``; ``None`` if neither."""
+    path = build_dir / USAGE_FILE
+    if path.is_file():
+        data = _load_json(path)
+        return _usage_rows(data.get("usage") if isinstance(data, dict) else data, path)
+    rows = _build_card(build_dir).get("usage_rows")
+    return None if rows is None else _usage_rows(rows, build_dir / BUILD_CARD_FILE)
+
+
+def read_builder_note(build_dir: Path) -> str | None:
+    """The note the build put on its card (for example, that it is the extractive baseline)."""
+    note = _build_card(build_dir).get("builder_note")
+    return note if isinstance(note, str) and note else None
+
+
+def audit_summary(report: dict[str, Any]) -> dict[str, Any]:
+    """``{group: {"criteria", "<method>_rate"}}`` from a ``papergym audit`` report's rate rows."""
+    summary: dict[str, Any] = {}
+    for row in report.get("rates", []):
+        if not isinstance(row, dict) or row.get("by") == "all":
+            continue
+        name = str(row.get("dataset", ""))
+        if row.get("by") != "dataset":
+            name = f"{name} [{row.get('by')}={row.get('value')}]"
+        entry: dict[str, Any] = {"criteria": row.get("criteria")}
+        for method in ("judge", "overlap"):
+            if isinstance(row.get(method), dict):
+                entry[f"{method}_rate"] = row[method].get("rate")
+        summary[name] = entry
+    return summary
+
+
+def read_leakage(build_dir: Path) -> dict[str, Any] | None:
+    """The leakage audit summary: ``leakage.json`` as is, else ``leakage_report.json`` summarised."""
+    for name in (LEAKAGE_FILE, AUDIT_REPORT_FILE):
+        path = build_dir / name
+        if not path.is_file():
+            continue
+        data = _load_json(path)
+        if not isinstance(data, dict):
+            raise BadInputError(path, "expected a JSON object")
+        return data if name == LEAKAGE_FILE else audit_summary(data) or None
+    return None
+
+
+def read_config(build_dir: Path) -> dict[str, Any]:
+    """The resolved build configuration saved in the build folder, or ``{}``."""
+    for name in CONFIG_FILES:
+        path = build_dir / name
+        if not path.is_file():
+            continue
+        if path.suffix == ".json":
+            data = _load_json(path)
+        else:
+            try:
+                data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+                raise BadInputError(path, f"not valid YAML: {error}") from error
+        if not isinstance(data, dict):
+            raise BadInputError(path, "expected a mapping")
+        return data
+    return {}
+
+
+def read_instances(build_dir: Path) -> list[Instance]:
+    """The instances to export; a missing, invalid or empty file is the user's error."""
+    if not build_dir.is_dir():
+        raise BadInputError(build_dir, "no such build folder")
+    path = build_dir / INSTANCES_FILE
+    instances = read_jsonl(path, Instance)
+    if not instances:
+        raise BadInputError(path, "no instances to export")
+    return instances
+
+
+def read_drops(build_dir: Path) -> list[Drop]:
+    """The build's rejections, for the card's drop counts; none when the file is absent."""
+    for name in DROPS_FILES:
+        if (build_dir / name).is_file():
+            return read_jsonl(build_dir / name, Drop)
+    return []
+
+
+def write_format(
+    name: str,
+    instances: list[Instance],
+    out_dir: Path,
+    test_fraction: float | None,
+    system_prompt: str | None,
+) -> ExportResult:
+    """Write one format into ``out_dir``."""
+    if name == "verl":
+        from papergym.export.verl import write_verl
+
+        return write_verl(
+            instances, out_dir, test_fraction=test_fraction, system_prompt=system_prompt
+        )
+    if name == "trl":
+        from papergym.export.trl import write_trl
+
+        return write_trl(
+            instances, out_dir, test_fraction=test_fraction, system_prompt=system_prompt
+        )
+    if name == "hf":
+        from papergym.export.hf import write_hf
+
+        return write_hf(instances, out_dir, test_fraction=test_fraction)
+    from papergym.export.parquet import write_parquet
+
+    return write_parquet(instances, out_dir, test_fraction=test_fraction)
+
+
+def run_export(
+    build_dir: Path,
+    formats: list[str],
+    *,
+    out: Path | None = None,
+    test_fraction: float | None = None,
+    system_prompt: str | None = None,
+) -> list[ExportResult]:
+    """Read the build folder and write every format with its card (the command, minus printing)."""
+    from papergym.export.card import write_card
+
+    check_split(test_fraction)
+    instances = read_instances(build_dir)
+    drops = read_drops(build_dir)
+    usage, leakage, config = read_usage(build_dir), read_leakage(build_dir), read_config(build_dir)
+    builder_note = read_builder_note(build_dir)
+    results = []
+    for name in formats:
+        target = out_dir_for(build_dir, out, name, len(formats) > 1)
+        if target.exists() and not target.is_dir():
+            raise BadInputError(target, "output path exists and is not a folder")
+        result = write_format(name, instances, target, test_fraction, system_prompt)
+        write_card(
+            target,
+            instances,
+            drops,
+            config=config,
+            usage=usage,
+            builder_note=builder_note,
+            leakage=leakage,
+            formats=[name],
+            splits=result.rows,
+        )
+        results.append(result)
+    return results
+
+
+def _rows_text(rows: dict[str, int]) -> str:
+    if list(rows) == ["train"]:
+        return f"{rows['train']:,}"
+    return " / ".join(f"{n:,} {split}" for split, n in rows.items())
+
+
+def _print_summary(results: list[ExportResult], instances: int) -> None:
+    table = Table(title=f"Exported {instances:,} instance(s)", title_justify="left")
+    table.add_column("format", no_wrap=True)
+    table.add_column("rows", justify="right", no_wrap=True)
+    table.add_column("path", overflow="fold")
+    for result in results:
+        table.add_row(result.format, _rows_text(result.rows), str(result.path))
+    stdout.print(table)
+
+
+@reports_errors
+def export(
+    build_dir: Annotated[
+        Path,
+        typer.Argument(
+            help="Build folder holding instances.jsonl (and, for the card, dropped.jsonl, "
+            "config.yaml, card.json, leakage_report.json when present).",
+            show_default=False,
+        ),
+    ],
+    formats: Annotated[
+        list[ExportFormat] | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Format to write (repeatable): verl, trl, hf, parquet, or all. Default: all.",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--out",
+            help="Output folder. Default: BUILD_DIR/export/<format>. With several formats, "
+            "each goes to OUT/<format>.",
+            show_default=False,
+        ),
+    ] = None,
+    split: Annotated[
+        float | None,
+        typer.Option(
+            "--split",
+            help="Fraction of papers held out as a test split (0-1), chosen by a stable hash "
+            "of the paper id; writes test.parquet / a test split beside train.",
+            show_default=False,
+        ),
+    ] = None,
+    system_prompt: Annotated[
+        str | None,
+        typer.Option(
+            "--system-prompt",
+            help="System message put before the question in verl and TRL prompts.",
+            show_default=False,
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """Export built instances for verl, TRL, Hugging Face datasets or parquet, with a dataset card.
+
+    Each format gets its own folder with card.md and card.json. Exit code 2 when instances.jsonl is missing or invalid.
+    """
+    names = chosen_formats(formats)
+    results = run_export(
+        build_dir, names, out=out, test_fraction=split, system_prompt=system_prompt
+    )
+    instances = sum(r.total for r in results[:1])
+    if json_output:
+        payload = {
+            "build_dir": str(build_dir),
+            "instances": instances,
+            "split": split,
+            "exports": [r.as_dict() for r in results],
+        }
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+    else:
+        _print_summary(results, instances)
