@@ -18,6 +18,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from papergym import __version__
+from papergym.audit.command import audit as audit_command
+from papergym.build.command import build as build_command
 from papergym.cliutil import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -30,6 +32,7 @@ from papergym.cliutil import (
     stdout,
 )
 from papergym.errors import BadInputError
+from papergym.export.command import export as export_command
 from papergym.ingestion import IngestReport, ingest_sources
 from papergym.jsonl import write_jsonl
 from papergym.llm.check import check_backends
@@ -60,6 +63,11 @@ def main_options(
     ] = False,
 ) -> None:
     """PaperGym: research papers → rubric-graded RL environments for research planning."""
+
+
+app.command("build")(build_command)
+app.command("audit")(audit_command)
+app.command("export")(export_command)
 
 
 @app.command()

@@ -46,12 +46,17 @@ def embed(texts: Sequence[str], *, batch_size: int = 64) -> npt.NDArray[np.float
         return np.zeros((0, 384), dtype=np.float32)
     model = load_embedder()
     vectors = model.encode(
-        list(texts), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False,
+        list(texts),
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        show_progress_bar=False,
         convert_to_numpy=True,
     )
     return np.asarray(vectors, dtype=np.float32)
 
 
-def cosine_matrix(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+def cosine_matrix(
+    a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
     """Pairwise cosine similarities of two sets of unit vectors."""
     return np.asarray(a @ b.T, dtype=np.float32)

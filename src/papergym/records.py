@@ -113,9 +113,13 @@ class Stages(Record):
     paper_id: str
     builder: BuilderName
     field: str = Field(description="Discipline, sub-field and direction (1-3 sentences).")
-    background: str = Field(description="Overview, prior work and open gaps; no solution, no results.")
+    background: str = Field(
+        description="Overview, prior work and open gaps; no solution, no results."
+    )
     solution: str = Field(description="Core idea, architecture, key components, innovations.")
-    experiment: str = Field(description="Design, data, baselines, metrics, settings; no numeric results.")
+    experiment: str = Field(
+        description="Design, data, baselines, metrics, settings; no numeric results."
+    )
     sources: dict[str, tuple[str, ...]] = Field(
         default_factory=dict, description="Per stage, the section headings its text came from."
     )

@@ -237,6 +237,14 @@ class LLMClient:
             )
         )
 
+    async def ping(self, roles: Sequence[Role]) -> None:
+        """Check, before work starts, that the backends of ``roles`` can be reached (or loaded)."""
+        for role in roles:
+            backend = self.backend(role)
+            ping = getattr(backend, "ping", None)
+            if ping is not None:
+                await ping()
+
     async def aclose(self) -> None:
         for backend in self._backends.values():
             await backend.close()

@@ -111,6 +111,10 @@ class HFBackend:
         """The prompt text the model sees for ``messages`` (chat template applied)."""
         return render_prompt((await self.load()).tokenizer, messages, schema)
 
+    async def ping(self) -> None:
+        """Load the model now, so a wrong path fails before any work starts."""
+        await self.load()
+
     async def load(self) -> LoadedModel:
         """The tokenizer and model, loaded once (in a thread) on first use."""
         if self._loaded is not None:

@@ -180,6 +180,21 @@ class OpenAIBackend:
             estimate = sum(len(m.content) for m in messages) / 4 + params.max_tokens * params.n
             await self._tpm.acquire(estimate)
 
+    async def ping(self) -> None:
+        """Fail fast, before any work, when an endpoint is unreachable or refuses the key."""
+        for endpoint in self.endpoints:
+            client = endpoint.clients[0].with_options(timeout=min(self.config.timeout, 15.0))
+            try:
+                await client.models.list()
+            except openai.NotFoundError:
+                continue  # reachable; this server just has no model list
+            except openai.AuthenticationError:
+                raise LLMError(f"{endpoint.url}: the API key was refused (HTTP 401)") from None
+            except (openai.APITimeoutError, openai.APIConnectionError) as error:
+                raise LLMTransportError(f"{endpoint.url}: unreachable: {_short(error)}") from None
+            except openai.APIStatusError:
+                continue  # it answered: reachable
+
     async def close(self) -> None:
         for endpoint in self.endpoints:
             for client in endpoint.clients:

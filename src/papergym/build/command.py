@@ -1,0 +1,243 @@
+"""``papergym build``: papers → RL instances, with a card, a summary and resumable output."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from papergym.build.runner import (
+    Builder,
+    BuildResult,
+    BuildSettings,
+    ProgressHook,
+    prepare_output,
+    settings_for,
+    usage_json,
+)
+from papergym.cliutil import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    CacheDirOption,
+    DebugOption,
+    JsonOption,
+    LLMConfigOption,
+    ModelOption,
+    NoCacheOption,
+    reports_errors,
+    stderr,
+    stdout,
+)
+from papergym.errors import BadInputError
+from papergym.llm.client import LLMClient
+from papergym.llm.config import LLMConfig, load_llm_config
+from papergym.llm.report import usage_table
+from papergym.records import BuilderName
+
+EXTRACTIVE_NOTE = (
+    "Built by the extractive baseline: sentences are selected from the paper, not written; "
+    "criteria are templated from method and experiment sentences. Use an LLM endpoint for the "
+    "full recipe."
+)
+
+
+@reports_errors
+def build(
+    sources: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Paper sources, as for `papergym ingest`: paper folders, .tex files, "
+            "arXiv e-prints, or folders of papers.",
+            show_default=False,
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "-o",
+            "--out",
+            help="Output folder (created; an existing one from the same configuration is resumed).",
+            show_default=False,
+        ),
+    ],
+    recipe: Annotated[
+        Literal["papergym", "innov", "design"],
+        typer.Option(
+            "--recipe",
+            help="papergym: plan from goal+background, graded on method and "
+            "experiments; innov: method only; design: the method is given, plan its validation.",
+        ),
+    ] = "papergym",
+    builder: Annotated[
+        Literal["auto", "llm", "extractive"],
+        typer.Option(
+            "--builder",
+            help="llm: the full recipe through the configured LLM; extractive: "
+            "the offline baseline (no LLM, no network); auto: llm when an LLM is configured.",
+        ),
+    ] = "auto",
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Build at most N papers.")
+    ] = None,
+    paper_concurrency: Annotated[
+        int,
+        typer.Option(
+            "--paper-concurrency",
+            min=1,
+            help="Papers processed at once (LLM calls are "
+            "bounded separately by the endpoint's max_concurrency).",
+        ),
+    ] = 16,
+    llm_config: LLMConfigOption = None,
+    base_url: BaseUrlOption = None,
+    model: ModelOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    no_cache: NoCacheOption = False,
+    cache_dir: CacheDirOption = None,
+    json_output: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """Build RL instances (question, reference answer, leakage-checked rubric) from papers.
+
+    Writes OUT/instances.jsonl, dropped.jsonl, per-paper records under papers/, card.md, card.json and config.yaml. Re-running the same command resumes: finished papers are skipped and LLM answers come from the cache.
+    """
+    config = load_llm_config(
+        llm_config,
+        base_url=base_url,
+        model=model,
+        api_key_env=api_key_env,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    chosen = _builder(builder, config)
+    settings = settings_for(
+        recipe, chosen, config, limit=limit, paper_concurrency=paper_concurrency
+    )
+    resuming = prepare_output(out, settings)
+    result = asyncio.run(_run(out, settings, config if chosen == "llm" else None, sources))
+    _write_card(out, result, settings.model_dump(), chosen)
+    if json_output:
+        import json
+
+        print(json.dumps(_summary_json(result, resuming), ensure_ascii=False, indent=2))
+    else:
+        _print_summary(result, resuming)
+    if result.papers == 0:
+        raise typer.Exit(2)
+
+
+def _builder(choice: str, config: LLMConfig) -> BuilderName:
+    if choice == "llm" and not config.configured:
+        raise BadInputError(
+            None, "--builder llm needs an LLM: pass --llm-config, or --base-url and --model"
+        )
+    if choice == "auto":
+        return "llm" if config.configured else "extractive"
+    return "llm" if choice == "llm" else "extractive"
+
+
+async def _run(
+    out: Path, settings: BuildSettings, config: LLMConfig | None, sources: list[Path]
+) -> BuildResult:
+    llm = LLMClient.from_config(config) if config is not None else None
+    try:
+        if llm is not None:
+            await llm.ping(["extractor", "writer", "rubric"])  # fail fast, before any work
+        with _Progress() as hook:
+            builder = Builder(out=out, settings=settings, llm=llm, progress=hook)
+            return await builder.run(sources)
+    finally:
+        if llm is not None:
+            await llm.aclose()
+
+
+class _Progress:
+    """A rich progress display with one bar per step, fed by the runner's hook."""
+
+    def __enter__(self) -> ProgressHook:
+        self.progress = Progress(
+            TextColumn("{task.fields[step]:<15}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=stderr,
+            transient=False,
+            disable=not stderr.is_terminal,
+        )
+        self.tasks: dict[str, TaskID] = {}
+        self.progress.__enter__()
+        return self.hook
+
+    def hook(self, step: str, total: int | None, item: str) -> None:
+        if step not in self.tasks:
+            self.tasks[step] = self.progress.add_task(item, total=total, step=step)
+        elif total is None:
+            self.progress.update(self.tasks[step], advance=1, description=item)
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(None, None, None)
+
+
+def _write_card(out: Path, result: BuildResult, config: dict[str, object], builder: str) -> None:
+    from papergym.export.card import write_card
+
+    write_card(
+        out,
+        result.instances,
+        result.drops,
+        config=config,
+        usage=usage_json(result.usage),
+        builder_note=EXTRACTIVE_NOTE if builder == "extractive" else None,
+        leakage=None,
+    )
+
+
+def _summary_json(result: BuildResult, resuming: bool) -> dict[str, object]:
+    return {
+        "out": str(result.out),
+        "papers": result.papers,
+        "instances": len(result.instances),
+        "resumed_papers": result.resumed if resuming else 0,
+        "drops": [d.model_dump() for d in result.drops],
+        "usage": usage_json(result.usage),
+    }
+
+
+def _print_summary(result: BuildResult, resuming: bool) -> None:
+    table = Table(title=f"Build: {result.out}", title_justify="left", show_header=False)
+    table.add_row("papers", str(result.papers))
+    table.add_row("instances", str(len(result.instances)))
+    if resuming:
+        table.add_row("already finished before this run", str(result.resumed))
+    criteria = [c for i in result.instances for c in i.rubric.specific]
+    table.add_row(
+        "specific criteria",
+        f"{len(criteria)} ({sum(c.dimension == 'method' for c in criteria)} method)",
+    )
+    table.add_row("dropped", str(len(result.drops)))
+    stdout.print(table)
+    if result.drops:
+        reasons = Table(title="Drops by step and reason", title_justify="left")
+        for column in ("step", "reason", "count"):
+            reasons.add_column(column, overflow="fold")
+        for (step, reason), count in Counter(
+            (d.step, d.reason[:90]) for d in result.drops
+        ).most_common():
+            reasons.add_row(step, reason, str(count))
+        stdout.print(reasons)
+    if result.usage is not None:
+        stdout.print(usage_table(result.usage, per=("instance", max(len(result.instances), 1))))
+    stdout.print(f"wrote {result.out / 'instances.jsonl'}, {result.out / 'card.md'}")

@@ -1,0 +1,78 @@
+"""Which stages feed which part of an instance, per recipe (SPEC §2 and its benchmarks).
+
+The separation is the point of PaperGym: the question is written only from stages a policy may
+see, the reference answer and the criteria only from stages it must come up with itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from papergym.errors import BadInputError
+from papergym.records import RecipeName, StageName
+
+Dimension = Literal["method", "experiment"]
+
+
+@dataclass(frozen=True)
+class RecipeSpec:
+    """The stage routing of one recipe.
+
+    ``question_stages`` feed the question; of them, ``given_stages`` are stated as given (the
+    design benchmark hands the method to the policy and asks for its validation).
+    ``answer_stages`` feed the reference answer and the specific criteria, whose ``dimension``
+    must be one of ``dimensions``. ``task`` is what the question asks for, in our words.
+    """
+
+    name: RecipeName
+    question_stages: tuple[StageName, ...]
+    answer_stages: tuple[StageName, ...]
+    dimensions: tuple[Dimension, ...]
+    task: str
+    given_stages: tuple[StageName, ...] = ()
+
+    @property
+    def required_stages(self) -> tuple[StageName, ...]:
+        """Stages that must be non-empty for an instance to be built."""
+        return tuple(dict.fromkeys(self.question_stages + self.answer_stages))
+
+
+# The dimension a criterion takes from the stage it was drawn from.
+STAGE_DIMENSION: dict[StageName, Dimension] = {"solution": "method", "experiment": "experiment"}
+
+_RECIPES: dict[str, RecipeSpec] = {
+    "papergym": RecipeSpec(
+        name="papergym",
+        question_stages=("field", "background"),
+        answer_stages=("solution", "experiment"),
+        dimensions=("method", "experiment"),
+        task="a research plan: the method and the experiments that would test it",
+    ),
+    "innov": RecipeSpec(
+        name="innov",
+        question_stages=("field", "background"),
+        answer_stages=("solution",),
+        dimensions=("method",),
+        task="a method: its core idea, its components and why they address the gap",
+    ),
+    "design": RecipeSpec(
+        name="design",
+        question_stages=("field", "background", "solution"),
+        given_stages=("solution",),
+        answer_stages=("experiment",),
+        dimensions=("experiment",),
+        task="an experiment that validates a given method",
+    ),
+}
+
+RECIPE_NAMES: tuple[RecipeName, ...] = ("papergym", "innov", "design")
+
+
+def recipe(name: str) -> RecipeSpec:
+    """The routing of recipe ``name``; an unknown name is the user's error."""
+    try:
+        return _RECIPES[name]
+    except KeyError:
+        known = ", ".join(RECIPE_NAMES)
+        raise BadInputError(None, f"unknown recipe {name!r} (known: {known})") from None
