@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,13 +32,27 @@ def embedder_location() -> str:
     return str(path) if path.is_dir() and any(path.iterdir()) else HUB_NAME
 
 
-@functools.cache
-def load_embedder(location: str | None = None) -> Any:
-    """The sentence-transformers model (loaded once per process, on the CPU unless told)."""
-    from sentence_transformers import SentenceTransformer
+_LOAD_LOCK = threading.Lock()
 
+
+def load_embedder(location: str | None = None) -> Any:
+    """The sentence-transformers model, loaded once per process (on the CPU unless told).
+
+    Papers are processed on several threads at once; the lock makes the first one load the
+    model while the others wait for it, instead of each loading its own copy.
+    """
+    with _LOAD_LOCK:
+        return _load(location or embedder_location())
+
+
+@functools.cache
+def _load(location: str) -> Any:
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # noise in a build log
     device = os.environ.get("PAPERGYM_EMBEDDER_DEVICE", "cpu")
-    return SentenceTransformer(location or embedder_location(), device=device)
+    return SentenceTransformer(location, device=device)
 
 
 def embed(texts: Sequence[str], *, batch_size: int = 64) -> npt.NDArray[np.float32]:

@@ -62,6 +62,9 @@ def dataset_from_rows(rows: list[dict[str, Any]], schema: pa.Schema) -> Any:
 def save_splits(target: Path, splits: dict[str, list[dict[str, Any]]], schema: pa.Schema) -> Path:
     """``save_to_disk`` a ``DatasetDict`` of the splits, replacing ``target`` atomically."""
     from datasets import DatasetDict
+    from datasets.utils.logging import disable_progress_bar
+
+    disable_progress_bar()  # the export prints its own summary; per-shard bars are noise
 
     dataset = DatasetDict({name: dataset_from_rows(rows, schema) for name, rows in splits.items()})
     return replace_dir(target, lambda tmp: dataset.save_to_disk(str(tmp)))
