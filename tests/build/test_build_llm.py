@@ -56,6 +56,8 @@ def test_llm_build_end_to_end_over_http(server: FakeOpenAIServer, tmp_path: Path
     assert {c.origin for c in instance.rubric.specific} <= {"answer", "question"}
     assert {c.dimension for c in instance.rubric.specific} == {"method", "experiment"}
     assert all(any(v.method == "overlap" for v in c.leakage) for c in instance.rubric.specific)
+    judged = [v for c in instance.rubric.specific for v in c.leakage if v.method == "judge"]
+    assert len(judged) == 10 and all(v.leaked is False for v in judged)
     assert len(instance.rubric.general) == 7
     for name in ("card.md", "card.json", "config.yaml", "dropped.jsonl"):
         assert (out / name).is_file(), name
@@ -69,7 +71,7 @@ def test_llm_build_end_to_end_over_http(server: FakeOpenAIServer, tmp_path: Path
     assert calls == len(
         server.requests
     )  # every chat request is accounted for (the ping is not one)
-    assert calls <= 20  # units + 4 reduces + question + reference + R_A + R_Q + merge
+    assert calls <= 21  # units + 4 reduces + question + reference + R_A + R_Q + merge + leakage
 
 
 def test_rerun_makes_no_calls_and_no_duplicates(server: FakeOpenAIServer, tmp_path: Path) -> None:

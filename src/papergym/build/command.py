@@ -44,6 +44,7 @@ from papergym.errors import BadInputError
 from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig, load_llm_config
 from papergym.llm.report import usage_table
+from papergym.llm.types import Role
 from papergym.records import BuilderName
 
 EXTRACTIVE_NOTE = (
@@ -91,6 +92,14 @@ def build(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Build at most N papers.")
     ] = None,
+    leakage_judge: Annotated[
+        bool,
+        typer.Option(
+            "--leakage-judge/--no-leakage-judge",
+            help="With the LLM builder, ask the judge "
+            "role, per instance, which criteria can be inferred from the question alone.",
+        ),
+    ] = True,
     paper_concurrency: Annotated[
         int,
         typer.Option(
@@ -154,7 +163,8 @@ async def _run(
     llm = LLMClient.from_config(config) if config is not None else None
     try:
         if llm is not None:
-            await llm.ping(["extractor", "writer", "rubric"])  # fail fast, before any work
+            roles: list[Role] = ["extractor", "writer", "rubric"]
+            await llm.ping([*roles, "judge"] if settings.leakage_judge else roles)  # fail fast
         with _Progress() as hook:
             builder = Builder(out=out, settings=settings, llm=llm, progress=hook)
             return await builder.run(sources)

@@ -51,6 +51,7 @@ class BuildSettings(BaseModel):
     limit: int | None = None
     max_unit_words: int = 1200
     paper_concurrency: int = 16
+    leakage_judge: bool = True  # LLM builds: SPEC §2 step 9 verdict per criterion, one call each
     models: dict[str, str] = {}  # role → "backend:model", so a different model is a different build
     papergym_version: str = __version__
 
@@ -227,13 +228,24 @@ class Builder:
         if self.settings.builder == "llm":
             assert self.llm is not None
             builder = LLMBuilder(self.llm, max_unit_words=self.settings.max_unit_words)
-            return await builder.instance(paper, stages, self.settings.recipe)
+            instance = await builder.instance(paper, stages, self.settings.recipe)
+            return await self._judge_leakage(instance) if self.settings.leakage_judge else instance
         from papergym.build.extractive import build_instance
 
         built = await asyncio.to_thread(build_instance, paper, stages, self.settings.recipe)
         if isinstance(built, Drop):
             raise BuildDropError(built.step, built.reason)
         return built
+
+    async def _judge_leakage(self, instance: Instance) -> Instance:
+        """Attach the judge's "inferable from the question alone?" verdicts (unscored on failure)."""
+        from papergym.audit.formats import item_from_instance
+        from papergym.audit.judge import judge_item
+        from papergym.audit.overlap import attach_verdicts
+
+        assert self.llm is not None
+        item = await judge_item(self.llm, item_from_instance(instance, source=instance.source_path))
+        return attach_verdicts(instance, item)
 
     def _assemble(self, papers: list[Paper]) -> tuple[list[Instance], list[Drop]]:
         """instances.jsonl and dropped.jsonl from the per-paper records, with the overlap screen."""

@@ -100,4 +100,16 @@ def responder(request: dict[str, Any]) -> dict[str, Any]:
         listed = text.split("Candidates:", 1)[1]
         candidates = re.findall(r"^(\d+)\. ", listed, flags=re.MULTILINE)
         return {"selected": [int(c) for c in candidates[:count]]}
+    if "criterion leakage" in text:
+        count = int(re.search(r"Criteria \((\d+)\)", text).group(1))  # type: ignore[union-attr]
+        return {
+            "verdicts": [
+                {
+                    "criterion_id": i,
+                    "reason": "The question names the problem, not this element.",
+                    "inferable": False,
+                }
+                for i in range(1, count + 1)
+            ]
+        }
     return {"ok": True, "words": ["plan", "the", "experiment"], "language": "English"}
