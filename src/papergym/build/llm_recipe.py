@@ -372,14 +372,20 @@ class LLMBuilder:
 def _filter_candidates(
     candidates: list[tuple[CandidateCriterion, Origin]], question: str, inputs: RecipeInputs
 ) -> tuple[list[tuple[CandidateCriterion, Origin]], list[str]]:
-    """Drop generic candidates, wrong dimensions and restatements of the question."""
+    """Drop exact duplicates, generic candidates, wrong dimensions and restatements of the question."""
     kept: list[tuple[CandidateCriterion, Origin]] = []
     removed: list[str] = []
     question_sentences = split_sentences(question) or [question]
     similarity = cosine_matrix(
         embed([c.text for c, _ in candidates]), embed(question_sentences)
     ).max(axis=1)
+    seen: set[str] = set()
     for (candidate, origin), sim in zip(candidates, similarity, strict=True):
+        normalised = " ".join(candidate.text.lower().split())
+        if normalised in seen:  # R_A and R_Q often share a criterion word for word
+            removed.append(f"duplicate: {candidate.text!r}")
+            continue
+        seen.add(normalised)
         if _GENERIC.match(candidate.text.strip()) or len(candidate.text.split()) < 5:
             removed.append(f"generic: {candidate.text!r}")
         elif candidate.dimension not in inputs.dimensions:
