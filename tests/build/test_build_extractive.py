@@ -7,20 +7,22 @@ from pathlib import Path
 
 import pytest
 
+from papergym.build.criteria import RUBRIC_SIZE
 from papergym.build.extractive import (
     BASELINE_WARNING,
     EXPERIMENT_HINTS,
-    RUBRIC_SIZE,
-    assign_sections,
     build_instance,
-    clear_embedding_cache,
     extract_stages,
+)
+from papergym.build.general import GENERAL_CRITERIA
+from papergym.build.recipes import RECIPE_NAMES, recipe
+from papergym.build.sections import (
+    assign_sections,
+    clear_embedding_cache,
     heading_stage,
     method_terms,
     section_rule,
 )
-from papergym.build.general import GENERAL_CRITERIA
-from papergym.build.recipes import RECIPE_NAMES, recipe
 from papergym.build.text import has_numeric_result, numbers_in, prose_sentences, split_sentences
 from papergym.errors import BadInputError
 from papergym.records import Drop, Instance, Paper, PaperMeta, Section, Stages

@@ -6,26 +6,44 @@ candidates; the question is assembled from field and background sentences with a
 template; the reference answer is the solution/experiment sentences; criteria are the most
 central of those sentences turned into "The plan ..." statements. It is deterministic (ties go
 to the earlier sentence), offline, and a baseline: every instance says so in its warnings.
+
+Section routing and the paper's own names are in ``papergym.build.sections``; criterion writing,
+the overlap gate, deduplication and ranking in ``papergym.build.criteria``. This module is the
+recipe, read top to bottom: ``extract_stages`` (sentences per stage), then ``build_instance``
+(question, reference answer, rubric).
 """
 
 from __future__ import annotations
 
 import math
 import re
-import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from papergym.build.criteria import (
+    ANAPHORA,
+    DUPLICATE_SIMILARITY,
+    Screen,
+    centrality,
+    criterion_source,
+    rubric_note,
+    select_criteria,
+)
 from papergym.build.general import GENERAL_CRITERIA
-from papergym.build.recipes import STAGE_DIMENSION, RecipeSpec, recipe
+from papergym.build.recipes import RecipeSpec, recipe
+from papergym.build.sections import (
+    SCORE_DIGITS,
+    Vectors,
+    assign_sections,
+    cached_vectors,
+    mentions_term,
+    method_terms,
+)
 from papergym.build.text import (
-    as_plan_criterion,
-    content_words,
     has_numeric_result,
     has_result_claim,
     is_mathy,
@@ -34,9 +52,8 @@ from papergym.build.text import (
     split_sentences,
     strip_numeric_results,
     talks_about_document,
-    without_lead_in,
 )
-from papergym.embed import cosine_matrix, embed
+from papergym.embed import cosine_matrix
 from papergym.records import (
     Criterion,
     Drop,
@@ -51,11 +68,7 @@ from papergym.records import (
     content_hash,
 )
 
-Vectors = npt.NDArray[np.float32]
-Decision = StageName | Literal["skip"]
-
 BASELINE_WARNING = "extractive baseline: sentences selected, not written"
-RUBRIC_SIZE = 10
 MIN_CRITERIA = 3
 MAX_SENTENCES: dict[StageName, int] = {
     "field": 3,
@@ -65,240 +78,8 @@ MAX_SENTENCES: dict[StageName, int] = {
 }
 # Candidates embedded per stage; longer stages are pre-ranked lexically (cost is the embedding).
 MAX_CANDIDATES = 36
-# MiniLM cosine: paraphrases score about 0.8 and above, near-duplicates above 0.85.
-DUPLICATE_SIMILARITY = 0.85
-QUESTION_SIMILARITY = 0.8
-QUESTION_OVERLAP = 0.7
+# MiniLM cosine above which a question-side sentence restates an answer-side one.
 REVEAL_SIMILARITY = 0.8
-_SCORE_DIGITS = 4  # scores are rounded so that float noise never reorders ties
-
-# --- embeddings, cached per process so build_instance reuses extract_stages' vectors ----------
-
-_CACHE: dict[str, npt.NDArray[np.float32]] = {}
-_CACHE_LOCK = threading.Lock()
-_CACHE_LIMIT = 50_000
-
-
-def _vectors(texts: Sequence[str]) -> Vectors:
-    """Unit vectors of ``texts`` (one embedding batch for those not seen before)."""
-    with _CACHE_LOCK:
-        missing = list(dict.fromkeys(t for t in texts if t not in _CACHE))
-    if missing:
-        # Small batches are faster on a CPU: less padding, better cache use.
-        fresh = embed([" ".join(t.split()[:64]) for t in missing], batch_size=16)
-        with _CACHE_LOCK:
-            if len(_CACHE) + len(missing) > _CACHE_LIMIT:
-                _CACHE.clear()
-            _CACHE.update(zip(missing, fresh, strict=True))
-    with _CACHE_LOCK:
-        rows = [_CACHE.get(t) for t in texts]
-    if any(r is None for r in rows):  # evicted by another thread meanwhile: embed directly
-        return embed(list(texts), batch_size=16)
-    return np.stack([r for r in rows if r is not None]) if rows else np.zeros((0, 384), np.float32)
-
-
-def clear_embedding_cache() -> None:
-    """Forget cached sentence vectors (tests use it to check determinism from scratch)."""
-    with _CACHE_LOCK:
-        _CACHE.clear()
-
-
-def _centrality(vectors: Vectors) -> list[float]:
-    """Cosine of each row to the normalised centroid of all rows, rounded."""
-    if len(vectors) == 0:
-        return []
-    centroid = vectors.mean(axis=0)
-    centroid = centroid / (float(np.linalg.norm(centroid)) or 1.0)
-    return [round(float(x), _SCORE_DIGITS) for x in vectors @ centroid]
-
-
-# --- sections → stages -------------------------------------------------------------------------
-
-_HEADING_RULES: tuple[tuple[str, Decision], ...] = (
-    # Not the paper's science, or a restatement of its results: never used.
-    (
-        r"acknowledg\w*|author(?:s'?|'s)? contributions?|contributions? of (?:the )?authors|"
-        r"competing (?:financial )?interests?|conflicts? of interests?|declarations?|"
-        r"(?:data|code|software|materials?)(?: and (?:data|code|software|materials?))? "
-        r"availability|funding|financial support|references|bibliography|consortium|contributors|"
-        r"ethics(?: statement)?|broader impacts?|impact statement|reproducibility statement|"
-        r"supplementa\w+ (?:material|information|figures|tables)|additional (?:figures|tables)|"
-        r"conclusions?|concluding remarks|discussions?|summary|outlook|future (?:work|directions|"
-        r"research)|limitations?|closing remarks|guide to|nomenclature|glossary|extended data|"
-        r"list of (?:symbols|abbreviations|notation)",
-        "skip",
-    ),
-    (
-        r"introduction|related (?:work|literature|research)|prior (?:work|art|literature)|"
-        r"previous (?:work|studies|literature)|literature(?: review)?|background|preliminar\w+|"
-        r"motivation|problem (?:statement|setting)|state of the art|historical \w+|"
-        r"institutional (?:background|setting|context|details|framework)|"
-        r"policy (?:background|context)",
-        "background",
-    ),
-    (
-        r"methods?|methodology|approach(?:es)?|proposed|models?|modell?ing|baseline model|"
-        r"architectures?|algorithms?|framework|theory|theoretical|formalism|formulation|"
-        r"derivations?|estimators?|identification(?: strategy)?|empirical (?:strategy|design|"
-        r"approach|framework|specification|model)|research design|econometric \w+|design|"
-        r"asymptotic\w*|constructions?|implementations?|software|(?:package|system|library|tool) "
-        r"overview|api|interfaces?|equilibri\w+|proofs?|contributions?|data structures?|"
-        r"our (?:method|approach|model|system)",
-        "solution",
-    ),
-    (
-        r"experiments?|experimental(?: (?:setup|set-up|design|results|evaluation))?|evaluations?|"
-        r"results?|ablations?|benchmarks?|empirical(?: (?:results|evaluation|analysis|application|"
-        r"illustration|evidence|findings))?|simulations?|numerical (?:experiments|results|"
-        r"simulations|tests|examples)|observations?|data|data ?sets?|samples?|calibration|"
-        r"estimation|robustness|validation|applications?|use cases?|case stud(?:y|ies)|examples?|"
-        r"comparisons?|performance|setup|set-up|baselines?|metrics?|protocol|accuracy|findings|"
-        r"illustrations?|tests?|testing|throughput|implementation details|training details|"
-        r"hyperparameter settings|measurements?|demonstrations?",
-        "experiment",
-    ),
-)
-_COMPILED_RULES = tuple(
-    (re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE), decision)
-    for pattern, decision in _HEADING_RULES
-)
-# Sections no rule decides are compared with these (MiniLM cosine to the section's sentences).
-STAGE_DESCRIPTIONS: dict[StageName, str] = {
-    "background": "The state of the field: prior work, existing approaches, their limitations "
-    "and the open problem that remains unsolved.",
-    "solution": "The proposed method: its model, algorithm, derivation, architecture and key "
-    "technical components, and how they work.",
-    "experiment": "The evaluation: data sets, baselines, metrics, simulations, experimental "
-    "setup, estimation and robustness checks, and the empirical results.",
-}
-_SECTION_SAMPLE = 5  # sentences per undecided section used to place it
-
-
-def heading_stage(heading: str) -> Decision | None:
-    """The stage a heading names by itself: the earliest (then longest) keyword decides.
-
-    "Model Search and Evaluation" → solution ("model" comes first); "Estimation of the Extended
-    Model" → experiment; "Empirical strategy" → solution (longer than "empirical").
-    """
-    best: tuple[int, int, Decision] | None = None
-    for pattern, decision in _COMPILED_RULES:
-        for match in pattern.finditer(heading):
-            key = (match.start(), -(match.end() - match.start()), decision)
-            if best is None or key[:2] < best[:2]:
-                best = key
-    return best[2] if best else None
-
-
-def section_rule(section: Section) -> Decision | None:
-    """The stage heading rules give a section, using its whole heading path.
-
-    A section's own heading decides, else the nearest ancestor that decides. Under background
-    and experiment sections the parent wins over the child's own words (a related-work topic
-    "Model-free approaches", a setup's "Algorithms" compared), except for skipped headings;
-    under method sections the child's words win ("Cost comparison" inside a method section).
-    """
-    own = heading_stage(section.heading)
-    ancestors = [heading_stage(h) for h in reversed(section.path)]
-    inherited = next((d for d in ancestors if d is not None), None)
-    if "skip" in ancestors or own == "skip":
-        return "skip"
-    if inherited in ("background", "experiment"):
-        return inherited
-    return own or inherited
-
-
-def _position_prior(index: int, decisions: dict[int, Decision | None]) -> npt.NDArray[np.float32]:
-    """A nudge from where an undecided section sits: papers go background → method → results.
-
-    Before the first experiment section (and after the introduction) it leans to the method;
-    after it, to the experiments. Weights: background, solution, experiment.
-    """
-    background = [i for i, d in decisions.items() if d == "background"]
-    experiment = [i for i, d in decisions.items() if d == "experiment"]
-    if index > min(experiment, default=len(decisions)):
-        return np.array([0.0, 0.0, 0.1], np.float32)
-    if index > min(background, default=-1):
-        return np.array([0.0, 0.1, 0.0], np.float32)
-    return np.zeros(3, np.float32)
-
-
-def assign_sections(paper: Paper) -> dict[StageName, list[Section]]:
-    """Sections per stage: heading rules first, embedding similarity for the rest.
-
-    Appendix sections are used only for a stage the main text leaves empty. The field stage is
-    the abstract (as a pseudo-section) and the introduction, whose opening states the field.
-    """
-    return _assign(paper, _vectors)
-
-
-def _assign(
-    paper: Paper, vectors: Callable[[Sequence[str]], Vectors]
-) -> dict[StageName, list[Section]]:
-    main = [s for s in paper.sections if not s.appendix]
-    stages = _place(main, vectors)
-    empty = [name for name, found in stages.items() if not found]
-    if empty:
-        appendix = _place([s for s in paper.sections if s.appendix], vectors)
-        for name in empty:
-            stages[name] = appendix[name]
-    field: list[Section] = [Section(heading="Abstract", level=0, text=paper.abstract)]
-    field += [s for s in stages["background"][:1] if heading_stage(s.heading) == "background"]
-    return {"field": field, **stages}
-
-
-def _undecided_groups(
-    sections: Sequence[Section], decisions: dict[int, Decision | None]
-) -> dict[int, list[int]]:
-    """Undecided sections grouped under their topmost undecided ancestor (the group's key).
-
-    A subsection inherits its parent's stage, including one the parent got by similarity, so a
-    whole undecided subtree is placed at once, from the sentences of all its sections.
-    """
-    root: dict[int, int] = {}
-    stack: list[int] = []  # enclosing sections of the current one, outermost first
-    for i, section in enumerate(sections):
-        while stack and sections[stack[-1]].level >= section.level:
-            stack.pop()
-        if decisions[i] is None:
-            parent = stack[-1] if stack else None
-            root[i] = root[parent] if parent is not None and parent in root else i
-        stack.append(i)
-    groups: dict[int, list[int]] = {}
-    for i, key in root.items():
-        groups.setdefault(key, []).append(i)
-    return groups
-
-
-def _place(
-    sections: Sequence[Section], vectors: Callable[[Sequence[str]], Vectors]
-) -> dict[StageName, list[Section]]:
-    decisions: dict[int, Decision | None] = {i: section_rule(s) for i, s in enumerate(sections)}
-    groups = _undecided_groups(sections, decisions)
-    samples = {
-        key: [t for i in members for t in prose_sentences(sections[i].text)[:_SECTION_SAMPLE]][
-            : 3 * _SECTION_SAMPLE
-        ]
-        for key, members in groups.items()
-    }
-    texts = [t for sample in samples.values() for t in sample]
-    if texts:
-        names: list[StageName] = ["background", "solution", "experiment"]
-        described = vectors([STAGE_DESCRIPTIONS[n] for n in names])
-        sentence_vectors = dict(zip(texts, vectors(texts), strict=True))
-        ruled = dict(decisions)  # the prior looks at rule decisions only
-        for key, members in groups.items():
-            if samples[key]:
-                mean = np.mean([sentence_vectors[t] for t in samples[key]], axis=0)
-                scores = described @ mean + _position_prior(key, ruled)
-                choice = names[int(np.argmax(np.round(scores, _SCORE_DIGITS)))]
-                decisions.update(dict.fromkeys(members, choice))
-    placed: dict[StageName, list[Section]] = {"background": [], "solution": [], "experiment": []}
-    for i, section in enumerate(sections):
-        decision = decisions[i]
-        if decision in ("background", "solution", "experiment") and section.words > 0:
-            placed[decision].append(section)
-    return placed
-
 
 # --- stage extraction ----------------------------------------------------------------------------
 
@@ -322,15 +103,6 @@ _FIGURE_TALK = re.compile(
     r"(?:lines?|curves?|points|dots|regions?|shading|histograms?)\b",
     re.IGNORECASE,
 )
-_ANAPHORA = re.compile(
-    r"^(?:It|Its|This|These|They|Their|Such|Thus|Hence|Therefore|Here|He|She)\b", re.IGNORECASE
-)
-# Asides and imperatives ("We note ...", "Consider the GILR ...") are not statements about a plan.
-_COMMENTARY = re.compile(
-    r"^(?:We (?:note|remark|emphasi[sz]e|stress|mention|recall|refer)|Now|Consider|Note|Recall|"
-    r"Suppose|Let|Assume|Observe|Imagine)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -344,55 +116,6 @@ class _Candidate:
 
 def _heading_path(section: Section) -> str:
     return " > ".join((*section.path, section.heading)) or "(untitled)"
-
-
-_NAME_LIKE = re.compile(r"\b[A-Za-z]*[a-z][A-Z][\w.]*|\b[A-Z]{3,}[\w.]*")
-_MIXED_CASE = re.compile(r"[A-Za-z]*[a-z][A-Z][\w.]*")
-_INTRODUCED = re.compile(
-    r"\b(?:we|this paper)\s+(?:present|introduce|propose|call|name|dub)\w*\s+"
-    r"(?:it\s+|a\s+|an\s+|the\s+)?[\"'“]?([A-Za-z][\w.-]+)([^.]{0,80}?\(([A-Z][\w-]*[A-Z])\))?",
-    re.IGNORECASE,
-)
-
-
-def method_terms(paper: Paper) -> set[str]:
-    """Names the paper gives its own contribution (kept out of the question and the criteria).
-
-    The title's "Name:" prefix ("LEGWORK"); a name the paper introduces ("we present LEGWORK",
-    "we call ... (ABCD)"); mixed-case names of the title ("PySR", "SciPy"); and all-capital names
-    of the title or of method headings ("TECCE") that the background never uses on its own, so
-    that acronyms of the field ("OLG", "SNR") stay.
-    """
-    terms: set[str] = set()
-    prefix = re.match(r"^\s*([^:—–]{2,30})[:—–]", paper.title)
-    if prefix and len(prefix.group(1).split()) <= 3:
-        terms.add(prefix.group(1).strip())
-    opening = " ".join(s.text for s in paper.sections[:2])
-    for match in _INTRODUCED.finditer(f"{paper.abstract} {opening}"):
-        if _NAME_LIKE.fullmatch(match.group(1).rstrip(".")):
-            terms.add(match.group(1).rstrip("."))
-        if match.group(3):
-            terms.add(match.group(3))
-    terms.update(m.group(0).rstrip(".") for m in _MIXED_CASE.finditer(paper.title))
-    background = " ".join(
-        sentence
-        for section in paper.sections
-        if section_rule(section) == "background"
-        for sentence in split_sentences(section.text)
-        if not mentions_own_work(sentence)
-    )
-    method_headings = [s.heading for s in paper.sections if section_rule(s) == "solution"]
-    for text in [paper.title, *method_headings]:
-        for match in re.finditer(r"\b[A-Z]{4,}s?\b|\b[A-Za-z]*[a-z][A-Z][\w.]*", text):
-            name = match.group(0).rstrip(".")
-            stem = name[:-1] if re.fullmatch(r"[A-Z]+s", name) else name
-            if not re.search(rf"(?<![\w-]){re.escape(stem)}", background):
-                terms.add(name)
-    return {t for t in terms if len(t) >= 3}
-
-
-def _mentions(sentence: str, terms: set[str]) -> bool:
-    return any(re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", sentence) for t in terms)
 
 
 def _candidates(
@@ -442,7 +165,7 @@ def _lexical_preselect(candidates: list[_Candidate], limit: int) -> list[_Candid
     for candidate, bag in zip(candidates, bags, strict=True):
         norm = math.sqrt(sum(v * v for v in bag.values())) or 1.0
         dot = sum(count * centroid[word] for word, count in bag.items()) / norm
-        scores.append((-round(dot, _SCORE_DIGITS), candidate.position, candidate))
+        scores.append((-round(dot, SCORE_DIGITS), candidate.position, candidate))
     kept = sorted(scores, key=lambda s: (s[0], s[1]))[:limit]
     return sorted((s[2] for s in kept), key=lambda c: c.position)
 
@@ -462,11 +185,11 @@ def _select(
     Greedy by score; a candidate nearly identical to one already taken (an abstract sentence
     the introduction repeats) is skipped.
     """
-    scores = _centrality(vectors)
+    scores = centrality(vectors)
     ranked = sorted(
         range(len(candidates)),
         key=lambda i: (
-            -round(scores[i] + bonus(candidates[i].text), _SCORE_DIGITS),
+            -round(scores[i] + bonus(candidates[i].text), SCORE_DIGITS),
             candidates[i].position,
         ),
     )
@@ -507,7 +230,7 @@ def _is_context_sentence(sentence: str, terms: set[str]) -> bool:
         or has_result_claim(sentence)
         or _FIGURE_TALK.search(sentence)
         or talks_about_document(sentence)
-        or _mentions(sentence, terms)
+        or mentions_term(sentence, terms)
     )
 
 
@@ -516,14 +239,14 @@ def _answer_bonus(cue: re.Pattern[str] | None) -> Callable[[str], float]:
 
     def bonus(text: str) -> float:
         design = 0.05 if cue is not None and cue.search(text) else 0.0
-        return design + (0.05 if _criterion_source(text) else 0.0)
+        return design + (0.05 if criterion_source(text) else 0.0)
 
     return bonus
 
 
 def _background_bonus(text: str) -> float:
     """Sentences naming a gap are what the question needs; dangling "This ..." less so."""
-    return (0.1 if _GAP_CUES.search(text) else 0.0) - (0.05 if _ANAPHORA.match(text) else 0.0)
+    return (0.1 if _GAP_CUES.search(text) else 0.0) - (0.05 if ANAPHORA.match(text) else 0.0)
 
 
 @dataclass(frozen=True)
@@ -557,12 +280,12 @@ def _field(
     abstract: list[_Candidate], intro: list[_Candidate], fallback: list[_Candidate], table: _Table
 ) -> list[_Candidate]:
     """One or two opening context sentences: the abstract's, then the introduction's."""
-    field = [c for c in abstract if not _ANAPHORA.match(c.text)]
+    field = [c for c in abstract if not ANAPHORA.match(c.text)]
     for candidate in intro:
         # the introduction often repeats the abstract's opening in other words
         if (
             len(field) < 2
-            and not _ANAPHORA.match(candidate.text)
+            and not ANAPHORA.match(candidate.text)
             and not any(
                 float(table.vectors[candidate.text] @ table.vectors[c.text]) > REVEAL_SIMILARITY
                 or table.duplicate(candidate, c)
@@ -571,12 +294,12 @@ def _field(
         ):
             field.append(candidate)
     # An abstract that opens on "This paper ...": any context sentence of it will do.
-    return field or [c for c in fallback if not _ANAPHORA.match(c.text)][:2]
+    return field or [c for c in fallback if not ANAPHORA.match(c.text)][:2]
 
 
 def extract_stages(paper: Paper) -> Stages:
     """The four stages of ``paper`` by sentence selection (``builder="extractive"``)."""
-    assigned = _assign(paper, _vectors)
+    assigned = assign_sections(paper)
     positions = {id(s): i + 1 for i, s in enumerate(paper.sections)}
     terms = method_terms(paper)
 
@@ -595,7 +318,9 @@ def extract_stages(paper: Paper) -> Stages:
     everything = [
         c.text for pool in (*pools.values(), abstract_pool, intro_pool, fallback_pool) for c in pool
     ]
-    table = _Table(dict(zip(everything, _vectors(everything), strict=True)) if everything else {})
+    table = _Table(
+        dict(zip(everything, cached_vectors(everything), strict=True)) if everything else {}
+    )
 
     chosen: dict[StageName, list[_Candidate]] = {}
     answer_cues: tuple[tuple[StageName, re.Pattern[str] | None], ...] = (
@@ -678,8 +403,8 @@ def domain_of(field_text: str) -> str:
     if not field_text.strip():
         return ""
     labels = list(_DOMAINS)
-    scores = _vectors([_DOMAINS[label] for label in labels]) @ _vectors([field_text])[0]
-    return labels[int(np.argmax(np.round(scores, _SCORE_DIGITS)))]
+    scores = cached_vectors([_DOMAINS[label] for label in labels]) @ cached_vectors([field_text])[0]
+    return labels[int(np.argmax(np.round(scores, SCORE_DIGITS)))]
 
 
 _CONNECTIVE = re.compile(
@@ -709,157 +434,6 @@ def _reference(spec: RecipeSpec, sentences: dict[StageName, list[str]]) -> str:
     return "\n\n".join(p for p in paragraphs if p)
 
 
-@dataclass(frozen=True)
-class _Pick:
-    text: str  # the criterion as written
-    source: str  # the paper sentence it came from
-    dimension: Literal["method", "experiment"]
-    score: float
-    position: int
-    similarity: float  # to the closest question sentence
-    overlap: float  # share of its content words found in the question's sentences
-
-
-@dataclass
-class _Screen:
-    """What the criteria selection threw away, for the rubric note."""
-
-    usable: int = 0
-    duplicates: int = 0
-    leaked: int = 0
-
-
-def _criterion_source(sentence: str) -> bool:
-    """A stage sentence fit to become a criterion: self-contained, about design, no numbers."""
-    opening = without_lead_in(sentence)
-    return (
-        not has_numeric_result(sentence)
-        and not has_result_claim(sentence)
-        and "[ref]" not in sentence
-        and not sentence.endswith("?")
-        and not is_mathy(sentence)
-        and not _ANAPHORA.match(opening)
-        and not _COMMENTARY.match(opening)
-        and not talks_about_document(sentence)
-        and len(content_words(sentence)) >= 5
-    )
-
-
-def _quotas(spec: RecipeSpec) -> dict[str, int]:
-    """Method-heavy split when both dimensions are wanted (the paper reports about 64/36)."""
-    if len(spec.dimensions) == 1:
-        return {spec.dimensions[0]: RUBRIC_SIZE}
-    return {"method": 6, "experiment": 4}
-
-
-_PRODUCT_NOUNS = (
-    r"(?:library|package|model|method|code|codes|kernel|estimator|framework|software|features?|"
-    r"project|api|implementation|developers|community|ecosystem|users|functions?|algorithm|"
-    r"process|term|terms|approach|system)\b"
-)
-
-
-def _unnamed(text: str, terms: set[str]) -> str:
-    """``text`` with the paper's own names replaced: a plan cannot be expected to use them."""
-    for term in sorted(terms, key=len, reverse=True):
-        name = re.escape(term)
-        # "the main SciPy library" → "the main library"; "using LEGWORK," → "using the method,"
-        text = re.sub(rf"(?<![\w-]){name}\s+(?={_PRODUCT_NOUNS})", "", text)
-        text = re.sub(rf"(?<![\w-])(?:[Tt]he\s+)?{name}(?![\w-])", "the method", text)
-    return text[:1].upper() + text[1:]
-
-
-def _criterion_candidates(
-    spec: RecipeSpec,
-    sentences: dict[StageName, list[str]],
-    question_sentences: list[str],
-    terms: set[str],
-    vocabulary: frozenset[str],
-) -> list[_Pick]:
-    """Every answer-stage sentence fit to be a criterion, scored, best first."""
-    question_words = content_words(" ".join(question_sentences))
-    question_vectors = _vectors(question_sentences)
-    pool: list[_Pick] = []
-    for stage in spec.answer_stages:
-        stage_sentences = sentences[stage]
-        if not stage_sentences:
-            continue
-        vectors = _vectors(stage_sentences)
-        scores = _centrality(vectors)
-        closest = (
-            cosine_matrix(vectors, question_vectors).max(axis=1)
-            if question_sentences
-            else np.zeros(len(stage_sentences), np.float32)
-        )
-        for index, sentence in enumerate(stage_sentences):
-            if not _criterion_source(sentence):
-                continue
-            words = content_words(sentence)
-            pool.append(
-                _Pick(
-                    text=_unnamed(as_plan_criterion(sentence, vocabulary), terms),
-                    source=sentence,
-                    dimension=STAGE_DIMENSION[stage],
-                    score=scores[index],
-                    position=index,
-                    similarity=round(float(closest[index]), _SCORE_DIGITS),
-                    overlap=round(len(words & question_words) / len(words), _SCORE_DIGITS),
-                )
-            )
-    return sorted(pool, key=lambda p: (-p.score, p.dimension != "method", p.position))
-
-
-def _criteria(
-    spec: RecipeSpec,
-    sentences: dict[StageName, list[str]],
-    question_sentences: list[str],
-    screen: _Screen,
-    terms: set[str],
-    vocabulary: frozenset[str],
-) -> list[_Pick]:
-    """Up to 10 criteria: screened against the question, deduplicated, quota per dimension."""
-    pool = _criterion_candidates(spec, sentences, question_sentences, terms, vocabulary)
-    screen.usable = len(pool)
-    # The overlap screen: a criterion the question already states would reward restating it.
-    leaked = [
-        p for p in pool if p.similarity > QUESTION_SIMILARITY or p.overlap >= QUESTION_OVERLAP
-    ]
-    screen.leaked = len(leaked)
-    quotas = _quotas(spec)
-    kept: list[_Pick] = []
-    duplicates: set[str] = set()
-    # First pass fills each dimension's quota; the second fills what is left from either.
-    for respect_quota in (True, False):
-        for pick in pool:
-            if len(kept) >= RUBRIC_SIZE:
-                break
-            if pick in kept or pick in leaked or pick.source in duplicates:
-                continue
-            if respect_quota and [k.dimension for k in kept].count(pick.dimension) >= quotas.get(
-                pick.dimension, 0
-            ):
-                continue
-            vector = _vectors([pick.source])[0]
-            if any(float(vector @ _vectors([k.source])[0]) > DUPLICATE_SIMILARITY for k in kept):
-                duplicates.add(pick.source)
-                continue
-            kept.append(pick)
-    screen.duplicates = len(duplicates)
-    return sorted(kept, key=lambda p: (-p.score, p.dimension != "method", p.position))
-
-
-def _note(count: int, spec: RecipeSpec, screen: _Screen) -> str:
-    if count >= RUBRIC_SIZE:
-        return ""
-    stages = " and ".join(spec.answer_stages)
-    return (
-        f"{count} criteria instead of {RUBRIC_SIZE}: the {stages} stage(s) gave "
-        f"{screen.usable} usable sentences (numeric, result, anaphoric and short ones excluded); "
-        f"{screen.duplicates} near-duplicates and {screen.leaked} too close to the question "
-        "were dropped."
-    )
-
-
 def build_instance(paper: Paper, stages: Stages, recipe_name: RecipeName | str) -> Instance | Drop:
     """An instance of recipe ``recipe_name`` from ``stages``, or a Drop saying why not."""
     spec = recipe(recipe_name)
@@ -882,15 +456,18 @@ def build_instance(paper: Paper, stages: Stages, recipe_name: RecipeName | str) 
     if not reference:
         return drop("reference", "every answer-stage sentence carries a number")
     question_sentences = [s for name in spec.question_stages for s in sentences[name]]
-    screen = _Screen()
+    screen = Screen()
     # Words the paper writes in lower case: a sentence-initial one is not a name.
     vocabulary = frozenset(
         w for section in paper.sections for w in re.findall(r"\b[a-z][a-z-]+\b", section.text)
     )
-    picks = _criteria(spec, sentences, question_sentences, screen, method_terms(paper), vocabulary)
+    picks = select_criteria(
+        spec, sentences, question_sentences, screen, method_terms(paper), vocabulary
+    )
     if len(picks) < MIN_CRITERIA:
         return drop(
-            "rubric", f"only {len(picks)} criteria survived: " + _note(len(picks), spec, screen)
+            "rubric",
+            f"only {len(picks)} criteria survived: " + rubric_note(len(picks), spec, screen),
         )
     instance_id = Instance.make_id(spec.name, "extractive", paper.id)
     specific = tuple(
@@ -927,7 +504,9 @@ def build_instance(paper: Paper, stages: Stages, recipe_name: RecipeName | str) 
         question=question,
         reference_answer=reference,
         rubric=Rubric(
-            specific=specific, general=GENERAL_CRITERIA, note=_note(len(specific), spec, screen)
+            specific=specific,
+            general=GENERAL_CRITERIA,
+            note=rubric_note(len(specific), spec, screen),
         ),
         warnings=tuple(warnings),
     )
