@@ -186,3 +186,32 @@ class Drop(Record):
     step: str
     reason: str
     paper_id: str | None = None
+
+
+# --- reward records: (instance, answer) → verdicts → score ------------------------------------
+
+
+class Verdict(Record):
+    """A judge's strict decision on one criterion for one answer, reason first."""
+
+    criterion_id: str
+    passed: bool | None = Field(description="None when the judge's answer could not be scored.")
+    reason: str = ""
+    kind: Literal["specific", "general"] = "specific"
+
+
+class Score(Record):
+    """The reward for one answer: a value, or unscored with the reason — never a silent 0."""
+
+    instance_id: str
+    value: float | None = Field(description="α·specific + (1-α)·general, or None when unscored.")
+    specific: float | None = None
+    general: float | None = None
+    alpha: float = 0.7
+    verdicts: tuple[Verdict, ...] = ()
+    unscored_reason: str | None = None
+    judge: str = Field(default="", description="Which judge produced the verdicts.")
+
+    @property
+    def scored(self) -> bool:
+        return self.value is not None

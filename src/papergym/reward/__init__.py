@@ -1,0 +1,1 @@
+"""The rubric reward: judges, scoring rules, and adapters for TRL, verl and OpenRLHF."""
