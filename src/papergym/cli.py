@@ -39,6 +39,8 @@ from papergym.llm.check import check_backends
 from papergym.llm.config import load_llm_config
 from papergym.llm.report import usage_table
 from papergym.llm.types import ROLES, Role
+from papergym.reward.command import score as score_command
+from papergym.reward.command import serve_reward as serve_reward_command
 
 app = typer.Typer(
     name="papergym",
@@ -68,6 +70,8 @@ def main_options(
 app.command("build")(build_command)
 app.command("audit")(audit_command)
 app.command("export")(export_command)
+app.command("score")(score_command)
+app.command("serve-reward")(serve_reward_command)
 
 
 @app.command()

@@ -1,0 +1,297 @@
+"""The LLM rubric judge (SPEC §3): per criterion, a reason and then a strict 0/1 verdict.
+
+A frozen judge model sees the question, the reference answer, the rubric and the policy's
+answer with any ``<think>…</think>`` removed (:func:`~papergym.llm.structured.strip_reasoning`),
+in two passes:
+
+* **specific** — the instance's own criteria, with question, reference answer and rubric;
+* **general** — the instance-independent criteria, with question and answer (the reference is
+  added only when ``general_reference=True``).
+
+Each pass is judged in one call for all its criteria (``mode="all"``), one call per criterion
+(``"one"``) or in chunks of ``k`` (``"k"``). Criteria are numbered 1..n inside a chunk and the
+answer is ``{"verdicts": [{"criterion_id", "reason", "verdict": 0|1}]}``, reason first so the
+model argues before it decides. The schema sent for a chunk of ``n`` criteria requires exactly
+``n`` verdicts with ids 1..n (any order), so structured decoding enforces the count and a model
+that ignores it gets a precise repair message from the LLM layer. What is still wrong after the
+layer's repairs — or never arrives — makes every criterion of that chunk **unscored**
+(``passed=None``) with the reason: never ``False``, which would punish the policy for the
+judge's failure. Sampling is at temperature 0; calls and tokens are accounted in the LLM layer's
+tracker under the stages :data:`SPECIFIC_STAGE` and :data:`GENERAL_STAGE`.
+
+``advisory_reference=True`` words the reference as one possible approach rather than the bar
+to match, for tasks with many valid plans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Sequence
+from importlib import resources
+from string import Template
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from papergym.llm.client import LLMClient
+from papergym.llm.structured import strip_reasoning
+from papergym.llm.types import LLMError, Message, Role, SamplingParams
+from papergym.records import Criterion, GeneralCriterion, Instance, Verdict
+
+Kind = Literal["specific", "general"]
+Mode = Literal["all", "one", "k"]
+
+SPECIFIC_STAGE = "reward:specific"
+GENERAL_STAGE = "reward:general"
+STAGES: dict[Kind, str] = {"specific": SPECIFIC_STAGE, "general": GENERAL_STAGE}
+"""The stage names the judge's calls are accounted under in the usage table."""
+
+TOKENS_PER_VERDICT = 160
+"""Room for one verdict (id, a short reason, the 0/1) when sizing ``max_tokens``."""
+
+MAX_REASON_CHARS = 400
+"""An unscored verdict's reason keeps this much of the error: enough to see what went wrong."""
+
+REFERENCE_INTRO = (
+    "A reference answer, written from the paper the task comes from, is given for context: use "
+    "it to understand what each criterion means. The plan does not have to match it; it only "
+    "has to meet the criteria, in its own words."
+)
+ADVISORY_REFERENCE_INTRO = (
+    "A reference answer is given below as one possible approach, not the bar to match. Many "
+    "different plans can be good: use the reference only to understand what a criterion means, "
+    "and never mark a criterion unmet because the plan takes a different route than the "
+    "reference."
+)
+
+
+class JudgeVerdict(BaseModel):
+    """The judge's answer for one criterion: the reason first, then the 0/1 verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    criterion_id: int = Field(description="The criterion's number, 1-based, as listed.")
+    reason: str = Field(description="One or two sentences: what meets the criterion, or not.")
+    verdict: Literal[0, 1] = Field(description="1 if the plan clearly meets the criterion.")
+
+
+class RubricJudgement(BaseModel):
+    """All verdicts for one chunk of criteria."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdicts: list[JudgeVerdict]
+
+
+@functools.cache
+def judgement_schema(count: int) -> type[RubricJudgement]:
+    """The schema for a chunk of ``count`` criteria: exactly one verdict per id 1..count.
+
+    Built per count (and cached, so the JSON schema and the cache key stay stable) because the
+    count belongs in the schema: structured decoding then enforces it.
+    """
+
+    class Judgement(RubricJudgement):
+        verdicts: Annotated[list[JudgeVerdict], Field(min_length=count, max_length=count)]
+
+        @model_validator(mode="after")
+        def _one_per_criterion(self) -> Judgement:
+            ids = sorted(v.criterion_id for v in self.verdicts)
+            if ids != list(range(1, count + 1)):
+                raise ValueError(
+                    f"expected exactly one verdict for each criterion_id 1..{count}, got ids {ids}"
+                )
+            return self
+
+    Judgement.__name__ = Judgement.__qualname__ = "RubricJudgement"
+    return Judgement
+
+
+@functools.cache
+def _template(kind: Kind) -> Template:
+    path = resources.files("papergym.reward").joinpath("prompts", f"{kind}.md")
+    return Template(path.read_text("utf-8"))
+
+
+def chunked(items: Sequence[Criterion | GeneralCriterion], size: int) -> list[list[int]]:
+    """Indices of ``items`` in consecutive chunks of at most ``size`` (one chunk when 0)."""
+    indices = list(range(len(items)))
+    if not indices:
+        return []
+    if size <= 0:
+        return [indices]
+    return [indices[i : i + size] for i in range(0, len(indices), size)]
+
+
+def judge_messages(
+    kind: Kind,
+    question: str,
+    criteria: Sequence[str],
+    answer: str,
+    *,
+    reference: str | None = None,
+    advisory_reference: bool = False,
+) -> list[Message]:
+    """The single user message asking about every criterion of one chunk."""
+    numbered = "\n".join(f"{n}. {' '.join(c.split())}" for n, c in enumerate(criteria, start=1))
+    if reference is not None and reference.strip():
+        intro = ADVISORY_REFERENCE_INTRO if advisory_reference else REFERENCE_INTRO
+        label = (
+            "Reference answer (one possible approach, not the bar to match)"
+            if advisory_reference
+            else "Reference answer"
+        )
+        block = f"{label}:\n<<<\n{reference.strip()}\n>>>\n"
+    else:
+        intro, block = "", ""
+    content = _template(kind).substitute(
+        count=len(criteria),
+        question=question.strip(),
+        reference_intro=intro,
+        reference_block=block,
+        criteria=numbered,
+        answer=answer,
+    )
+    while "\n\n\n" in content:
+        content = content.replace("\n\n\n", "\n\n")
+    return [Message(role="user", content=content.strip())]
+
+
+def unscored(ids: Sequence[str], kind: Kind, reason: str) -> list[Verdict]:
+    """One unscored verdict per criterion id, all with ``reason``."""
+    return [Verdict(criterion_id=i, passed=None, reason=reason, kind=kind) for i in ids]
+
+
+def verdicts_from(
+    judgement: RubricJudgement, ids: Sequence[str], kind: Kind
+) -> list[Verdict] | None:
+    """Verdicts in criterion order, or ``None`` unless there is exactly one per id 1..n."""
+    count = len(ids)
+    by_number = {v.criterion_id: v for v in judgement.verdicts}
+    if len(judgement.verdicts) != count or sorted(by_number) != list(range(1, count + 1)):
+        return None
+    return [
+        Verdict(
+            criterion_id=ident,
+            passed=by_number[n].verdict == 1,
+            reason=" ".join(by_number[n].reason.split()),
+            kind=kind,
+        )
+        for n, ident in enumerate(ids, start=1)
+    ]
+
+
+def _error_reason(error: LLMError) -> str:
+    detail = " ".join(str(error).split())
+    if len(detail) > MAX_REASON_CHARS:
+        detail = detail[: MAX_REASON_CHARS - 1] + "…"
+    return f"judge failed: {type(error).__name__}: {detail}"
+
+
+class RubricJudge:
+    """Grades an answer against an instance's rubric with a frozen LLM judge (two passes)."""
+
+    def __init__(
+        self,
+        llm: LLMClient,
+        *,
+        mode: Mode = "all",
+        k: int = 5,
+        advisory_reference: bool = False,
+        general_reference: bool = False,
+        role: Role = "judge",
+    ) -> None:
+        if mode not in ("all", "one", "k"):
+            raise ValueError(f"mode must be 'all', 'one' or 'k', not {mode!r}")
+        if mode == "k" and k < 1:
+            raise ValueError(f"k must be at least 1, not {k}")
+        self.llm = llm
+        self.mode: Mode = mode
+        self.k = k
+        self.advisory_reference = advisory_reference
+        self.general_reference = general_reference
+        self.role: Role = role
+
+    @property
+    def name(self) -> str:
+        """A short description of this judge, for :attr:`papergym.records.Score.judge`."""
+        model = self.llm.config.for_role(self.role).model
+        chunk = {"all": "all", "one": "one", "k": f"k={self.k}"}[self.mode]
+        return f"llm:{model}:{chunk}"
+
+    @property
+    def chunk_size(self) -> int:
+        """Criteria per call: 0 means all of a pass in one call."""
+        return {"all": 0, "one": 1, "k": self.k}[self.mode]
+
+    def _params(self, count: int) -> SamplingParams:
+        params = self.llm.config.for_role(self.role).params
+        needed = TOKENS_PER_VERDICT * count + 256
+        return params.model_copy(
+            update={"temperature": 0.0, "max_tokens": max(params.max_tokens, needed)}
+        )
+
+    async def _judge_chunk(
+        self,
+        kind: Kind,
+        instance: Instance,
+        criteria: Sequence[Criterion | GeneralCriterion],
+        answer: str,
+    ) -> list[Verdict]:
+        ids = [c.id for c in criteria]
+        with_reference = kind == "specific" or self.general_reference
+        messages = judge_messages(
+            kind,
+            instance.question,
+            [c.text for c in criteria],
+            answer,
+            reference=instance.reference_answer if with_reference else None,
+            advisory_reference=self.advisory_reference,
+        )
+        try:
+            result = await self.llm.call(
+                self.role,
+                messages,
+                schema=judgement_schema(len(criteria)),
+                params=self._params(len(criteria)),
+                stage=STAGES[kind],
+            )
+        except LLMError as error:
+            return unscored(ids, kind, _error_reason(error))
+        verdicts = verdicts_from(result.parsed, ids, kind) if result.parsed is not None else None
+        if verdicts is None:
+            return unscored(ids, kind, f"judge did not return {len(ids)} verdicts")
+        return verdicts
+
+    async def _judge_pass(
+        self,
+        kind: Kind,
+        instance: Instance,
+        criteria: Sequence[Criterion | GeneralCriterion],
+        answer: str,
+    ) -> list[Verdict]:
+        if not criteria:
+            return []
+        if not answer:
+            return [
+                Verdict(criterion_id=c.id, passed=False, reason="the answer is empty", kind=kind)
+                for c in criteria
+            ]
+        chunks = chunked(criteria, self.chunk_size)
+        results = await asyncio.gather(
+            *(
+                self._judge_chunk(kind, instance, [criteria[i] for i in chunk], answer)
+                for chunk in chunks
+            )
+        )
+        return [v for chunk_verdicts in results for v in chunk_verdicts]
+
+    async def judge(self, instance: Instance, answer: str) -> tuple[list[Verdict], list[Verdict]]:
+        """(specific, general) verdicts for ``answer``, in rubric order; failures unscored."""
+        plan = strip_reasoning(answer)
+        specific, general = await asyncio.gather(
+            self._judge_pass("specific", instance, instance.rubric.specific, plan),
+            self._judge_pass("general", instance, instance.rubric.general, plan),
+        )
+        return specific, general

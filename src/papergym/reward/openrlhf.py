@@ -1,0 +1,64 @@
+"""OpenRLHF adapter: ``reward_func(queries, prompts, labels)`` for ``--remote_rm_url`` files.
+
+OpenRLHF hands over the full texts (prompt + response), the prompts, and the dataset's label
+column; export the verl ground truth (``reward_model.ground_truth``, a JSON string with question,
+reference and rubric) as that label. Unscored answers get ``PAPERGYM_REWARD_UNSCORED`` (default
+0.0) as their reward and are counted in ``extra_logs``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from papergym.records import Score
+from papergym.reward import runtime
+from papergym.reward.verl import instance_from_ground_truth
+
+
+def response_of(query: str, prompt: str) -> str:
+    """The response part of an OpenRLHF query (the prompt followed by the response)."""
+    return query[len(prompt) :] if query.startswith(prompt) else query
+
+
+async def score_batch(
+    queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any]
+) -> list[Score]:
+    """Scores for OpenRLHF's three parallel lists."""
+    pairs = [
+        (instance_from_ground_truth(label, None), response_of(query, prompt))
+        for query, prompt, label in zip(queries, prompts, labels, strict=True)
+    ]
+    return await runtime.shared_reward().ascore_many(pairs)
+
+
+def rewards_payload(scores: Sequence[Score]) -> dict[str, Any]:
+    """OpenRLHF's reward dict: rewards (fallback when unscored), scores, extra logs."""
+    fallback = float(os.environ.get("PAPERGYM_REWARD_UNSCORED", "0.0"))
+    rewards = [s.value if s.value is not None else fallback for s in scores]
+    return {
+        "rewards": rewards,
+        "scores": rewards,
+        "extra_logs": {
+            "rubric_specific": [s.specific if s.specific is not None else -1.0 for s in scores],
+            "rubric_general": [s.general if s.general is not None else -1.0 for s in scores],
+            "rubric_unscored": [0.0 if s.scored else 1.0 for s in scores],
+        },
+    }
+
+
+def reward_func(
+    queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any]
+) -> dict[str, Any]:
+    """The function OpenRLHF's remote-reward loader calls; values as torch tensors."""
+    import torch
+
+    payload = rewards_payload(runtime.run(score_batch(queries, prompts, labels)))
+    return {
+        "rewards": torch.tensor(payload["rewards"], dtype=torch.float32),
+        "scores": torch.tensor(payload["scores"], dtype=torch.float32),
+        "extra_logs": {
+            k: torch.tensor(v, dtype=torch.float32) for k, v in payload["extra_logs"].items()
+        },
+    }

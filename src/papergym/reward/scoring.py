@@ -1,0 +1,308 @@
+"""Scoring rules for the rubric reward (SPEC §3), as pure functions.
+
+Two families:
+
+* **Unweighted, two-pass** (the paper's reward): each pass (specific, general) is scored by its
+  pass rate, and the two rates are mixed as ``α·specific + (1−α)·general`` (α = 0.7).
+* **Weighted** (ARES / HealthBench / RaR): ``Σ_k w_k·J_k`` with positive weights for desired
+  properties and negative weights for pitfalls, normalised by the sum of positive weights
+  (HealthBench) or by the sum of ``|w|`` (RaR), optionally clipped.
+
+Unscored always propagates: a judgement that could not be scored (``None``) makes the result
+``None``, never a silent 0 or a silent fail.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from papergym.records import Record, Score, Verdict
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "Normalization",
+    "Polarity",
+    "WeightedCriterion",
+    "alpha_mix",
+    "pass_rate",
+    "rubric_score",
+    "weighted_score",
+]
+
+DEFAULT_ALPHA = 0.7
+"""The paper's weight on the specific pass."""
+
+Polarity = Literal["desired", "pitfall"]
+Normalization = Literal["positive", "absolute"]
+
+
+def _check_alpha(alpha: float) -> None:
+    if not (0.0 <= alpha <= 1.0):  # also rejects NaN
+        raise ValueError(f"alpha must be within [0, 1], got {alpha!r}")
+
+
+def pass_rate(verdicts: Sequence[Verdict]) -> float | None:
+    """The fraction of ``verdicts`` that passed, or ``None`` when it cannot be scored.
+
+    ``None`` when the list is empty or when any verdict is unscored (``passed is None``):
+    an unscored verdict is never counted as a fail.
+
+    >>> v = lambda ok: Verdict(criterion_id="c", passed=ok)
+    >>> pass_rate([v(True), v(True), v(False), v(True)])
+    0.75
+    >>> pass_rate([v(True), v(None)]) is None
+    True
+    >>> pass_rate([]) is None
+    True
+    """
+    if not verdicts:
+        return None
+    passed = 0
+    for verdict in verdicts:
+        if verdict.passed is None:
+            return None
+        passed += int(verdict.passed)
+    return passed / len(verdicts)
+
+
+def alpha_mix(
+    specific: float | None, general: float | None, alpha: float = DEFAULT_ALPHA
+) -> float | None:
+    """``α·specific + (1−α)·general``; ``None`` if either part is ``None``.
+
+    Strict: a missing part is not filled in here (see :func:`rubric_score` for the policy when
+    a pass has no criteria). ``alpha`` must lie in ``[0, 1]`` (``ValueError`` otherwise). The
+    result is kept between ``specific`` and ``general`` (it is a convex combination), which only
+    matters for floating-point rounding.
+
+    >>> round(alpha_mix(0.8, 0.6), 10)  # the SPEC example
+    0.74
+    >>> alpha_mix(0.8, 0.6, alpha=1.0), alpha_mix(0.8, 0.6, alpha=0.0)
+    (0.8, 0.6)
+    >>> alpha_mix(0.8, None) is None
+    True
+    >>> alpha_mix(0.8, 0.6, alpha=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha must be within [0, 1], got 1.5
+    """
+    _check_alpha(alpha)
+    if specific is None or general is None:
+        return None
+    mixed = alpha * specific + (1.0 - alpha) * general
+    return min(max(mixed, min(specific, general)), max(specific, general))
+
+
+def _unscored_reason(name: str, verdicts: Sequence[Verdict]) -> str | None:
+    unscored = [v for v in verdicts if v.passed is None]
+    if not unscored:
+        return None
+    ids = ", ".join(v.criterion_id for v in unscored)
+    why = list(dict.fromkeys(v.reason for v in unscored if v.reason))  # distinct, in order
+    detail = f" ({'; '.join(why)})" if why else ""
+    return f"{name} pass unscored: no verdict for criteria {ids}{detail}"
+
+
+def _check_pass(name: Literal["specific", "general"], verdicts: Sequence[Verdict]) -> None:
+    seen: set[str] = set()
+    for v in verdicts:
+        if v.kind != name:
+            raise ValueError(
+                f"verdict for criterion {v.criterion_id!r} has kind {v.kind!r} "
+                f"but was given in the {name} pass"
+            )
+        if v.criterion_id in seen:
+            raise ValueError(f"criterion {v.criterion_id!r} appears twice in the {name} pass")
+        seen.add(v.criterion_id)
+
+
+def rubric_score(
+    instance_id: str,
+    specific: Sequence[Verdict],
+    general: Sequence[Verdict],
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    judge: str = "",
+) -> Score:
+    """The :class:`~papergym.records.Score` of one answer from its two passes of verdicts.
+
+    ``value = α·pass_rate(specific) + (1−α)·pass_rate(general)``. Policy for special cases:
+
+    * **a pass with no verdicts at all** (e.g. a rubric without general criteria): the value is
+      the other pass's rate alone, and the Score records the *effective* α (1.0 when there are
+      no general verdicts, 0.0 when there are no specific ones), so that
+      ``value == alpha·specific + (1−alpha)·general`` still reads correctly with the absent
+      term weighted 0. Its mean is ``None``.
+    * **no verdicts in either pass**: unscored.
+    * **any unscored verdict** (``passed is None``) in a pass that counts: unscored; the
+      ``unscored_reason`` names the pass, the criterion ids and the unscored verdicts'
+      distinct reasons (e.g. why the judge's answer could not be parsed). The mean of a fully
+      scored pass is still reported.
+
+    Every verdict's ``kind`` must match the pass it is given in, and a criterion may appear
+    only once per pass (``ValueError`` otherwise). ``alpha`` must lie in ``[0, 1]``.
+
+    >>> s = [Verdict(criterion_id=f"s{i}", passed=i < 8) for i in range(10)]
+    >>> g = [Verdict(criterion_id=f"g{i}", passed=i < 3, kind="general") for i in range(5)]
+    >>> score = rubric_score("inst", s, g)
+    >>> round(score.value, 10), score.specific, score.general, score.alpha
+    (0.74, 0.8, 0.6, 0.7)
+    >>> rubric_score("inst", s, []).value
+    0.8
+    >>> bad = [Verdict(criterion_id="s9", passed=None)]
+    >>> score = rubric_score("inst", s[:9] + bad, g)
+    >>> score.value is None, score.unscored_reason
+    (True, 'specific pass unscored: no verdict for criteria s9')
+    """
+    _check_alpha(alpha)
+    _check_pass("specific", specific)
+    _check_pass("general", general)
+
+    spec_mean = pass_rate(specific)
+    gen_mean = pass_rate(general)
+    reasons: list[str] = []
+    for name, verdicts in (("specific", specific), ("general", general)):
+        reason = _unscored_reason(name, verdicts)
+        if reason is not None:
+            reasons.append(reason)
+
+    effective_alpha = alpha
+    value: float | None
+    if not specific and not general:
+        value = None
+        reasons.append("no verdicts in either pass")
+    elif not general:
+        effective_alpha = 1.0
+        value = spec_mean
+    elif not specific:
+        effective_alpha = 0.0
+        value = gen_mean
+    else:
+        value = alpha_mix(spec_mean, gen_mean, alpha)
+
+    if reasons:
+        value = None
+    return Score(
+        instance_id=instance_id,
+        value=value,
+        specific=spec_mean,
+        general=gen_mean,
+        alpha=effective_alpha,
+        verdicts=(*specific, *general),
+        unscored_reason="; ".join(reasons) if reasons else None,
+        judge=judge,
+    )
+
+
+# --- weighted rubrics (ARES / HealthBench / RaR) ----------------------------------------------
+
+
+class WeightedCriterion(Record):
+    """A criterion with a signed weight and an explicit polarity.
+
+    ``desired`` criteria need ``weight > 0``; ``pitfall`` criteria (hallucination, unsafe
+    omission, …) need ``weight < 0``: meeting a pitfall subtracts. A zero weight, a weight
+    whose sign disagrees with the polarity, or a non-finite weight is a ``ValueError``.
+
+    >>> WeightedCriterion(id="cites", weight=5, polarity="desired").weight
+    5.0
+    >>> try:
+    ...     WeightedCriterion(id="hallucinates", weight=3, polarity="pitfall")
+    ... except ValueError as err:  # pydantic's ValidationError is a ValueError
+    ...     print("needs a negative weight" in str(err))
+    True
+    """
+
+    id: str
+    weight: float = Field(allow_inf_nan=False)
+    polarity: Polarity
+
+    @model_validator(mode="after")
+    def _sign_matches_polarity(self) -> WeightedCriterion:
+        if self.polarity == "desired" and not self.weight > 0:
+            raise ValueError(
+                f"desired criterion {self.id!r} needs a positive weight, got {self.weight!r}"
+            )
+        if self.polarity == "pitfall" and not self.weight < 0:
+            raise ValueError(
+                f"pitfall criterion {self.id!r} needs a negative weight, got {self.weight!r}"
+            )
+        return self
+
+
+def weighted_score(
+    criteria: Sequence[WeightedCriterion],
+    met: Mapping[str, bool | None],
+    *,
+    normalization: Normalization = "positive",
+    clip: tuple[float, float] | None = (0.0, 1.0),
+) -> float | None:
+    """``Σ_k w_k·J_k`` over the criteria, normalised and optionally clipped.
+
+    ``J_k`` is 1 when criterion ``k`` is met and 0 when not, so a met pitfall (negative weight)
+    subtracts. With ``P`` the sum of positive weights, ``N`` the sum of ``|w|`` over pitfalls and
+    ``W = P + N``:
+
+    * ``"positive"`` divides by ``P`` (HealthBench): the range is ``[−N/P, 1]`` before clipping.
+    * ``"absolute"`` divides by ``W`` (RaR): the range is ``[−N/W, P/W]`` before clipping.
+
+    ``clip=(lo, hi)`` clamps the result (``None`` leaves it unclipped). Returns ``None``
+    (unscored) when any judgement is ``None`` or the denominator is 0 (e.g. no criteria, or
+    only pitfalls under ``"positive"``). Every criterion id must be a key of ``met``
+    (``KeyError`` otherwise); a key of ``met`` that names no criterion, or a repeated criterion
+    id, is a ``ValueError``.
+
+    >>> cs = [
+    ...     WeightedCriterion(id="a", weight=6, polarity="desired"),
+    ...     WeightedCriterion(id="b", weight=4, polarity="desired"),
+    ...     WeightedCriterion(id="h", weight=-8, polarity="pitfall"),
+    ... ]
+    >>> weighted_score(cs, {"a": True, "b": False, "h": False})
+    0.6
+    >>> weighted_score(cs, {"a": False, "b": True, "h": True}, clip=None)  # (4 - 8) / 10
+    -0.4
+    >>> weighted_score(cs, {"a": False, "b": True, "h": True})
+    0.0
+    >>> weighted_score(cs, {"a": True, "b": True, "h": False}, normalization="absolute")
+    0.5555555555555556
+    >>> weighted_score(cs, {"a": True, "b": None, "h": False}) is None
+    True
+    """
+    if normalization not in ("positive", "absolute"):
+        raise ValueError(f"normalization must be 'positive' or 'absolute', got {normalization!r}")
+    if clip is not None and not (clip[0] <= clip[1]):
+        raise ValueError(f"clip must be (lo, hi) with lo <= hi, got {clip!r}")
+
+    ids = [c.id for c in criteria]
+    seen: set[str] = set()
+    for cid in ids:
+        if cid in seen:
+            raise ValueError(f"criterion {cid!r} appears more than once")
+        seen.add(cid)
+    missing = [cid for cid in ids if cid not in met]
+    if missing:
+        raise KeyError(f"no judgement in `met` for criteria: {', '.join(map(repr, missing))}")
+    unknown = sorted(set(met) - seen)
+    if unknown:
+        raise ValueError(
+            f"`met` has judgements for unknown criteria: {', '.join(map(repr, unknown))}"
+        )
+    if any(met[cid] is None for cid in ids):
+        return None
+
+    if normalization == "positive":
+        denominator = math.fsum(c.weight for c in criteria if c.weight > 0)
+    else:
+        denominator = math.fsum(abs(c.weight) for c in criteria)
+    if denominator == 0:
+        return None
+
+    raw = math.fsum(c.weight for c in criteria if met[c.id])
+    value = raw / denominator
+    if clip is not None:
+        value = min(max(value, clip[0]), clip[1])
+    return value

@@ -1,0 +1,104 @@
+"""verl adapter: ``compute_score`` (sync), ``compute_score_async`` and ``compute_score_batch``.
+
+verl passes only the decoded response; the question, reference and rubric travel in
+``ground_truth`` (a JSON string, as ``papergym export --format verl`` writes it) and
+``extra_info``. Every call returns the same keys, so verl can stack them into metrics:
+``score`` (the reward, or ``PAPERGYM_REWARD_UNSCORED`` — default 0.0 — when unscored), ``specific``,
+``general`` (-1.0 when unscored), ``unscored`` (1.0/0.0) and ``num_criteria``.
+
+Point verl at it with ``reward.custom_reward_function.path=<this file>`` and ``.name=compute_score``
+(before verl 0.7.1: ``custom_reward_function.path/name``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from papergym.records import Instance, Rubric, Score
+from papergym.reward import runtime
+
+KEYS = ("score", "specific", "general", "unscored", "num_criteria")
+
+
+def instance_from_ground_truth(
+    ground_truth: str | Mapping[str, Any], extra_info: Mapping[str, Any] | None
+) -> Instance:
+    """Rebuild the instance the reward needs from verl's ``ground_truth`` and ``extra_info``."""
+    data = json.loads(ground_truth) if isinstance(ground_truth, str) else dict(ground_truth)
+    info = dict(extra_info or {})
+    rubric = data.get("rubric", info.get("rubric"))
+    rubric = (
+        Rubric.model_validate_json(rubric)
+        if isinstance(rubric, str)
+        else Rubric.model_validate(rubric)
+    )
+    return Instance(
+        id=str(info.get("instance_id") or data.get("instance_id") or "verl"),
+        recipe=info.get("recipe", "papergym"),
+        builder=info.get("builder", "llm"),
+        paper_id=str(info.get("paper_id", "")),
+        title=str(info.get("title", "")),
+        question=str(data.get("question") or info.get("question") or ""),
+        reference_answer=str(data.get("reference_answer") or info.get("reference_answer") or ""),
+        rubric=rubric,
+    )
+
+
+def score_dict(score: Score, num_criteria: int) -> dict[str, float]:
+    """The fixed key set verl aggregates; unscored answers get the configured fallback."""
+    fallback = float(os.environ.get("PAPERGYM_REWARD_UNSCORED", "0.0"))
+    return {
+        "score": score.value if score.value is not None else fallback,
+        "specific": score.specific if score.specific is not None else -1.0,
+        "general": score.general if score.general is not None else -1.0,
+        "unscored": 0.0 if score.scored else 1.0,
+        "num_criteria": float(num_criteria),
+    }
+
+
+async def _score(solution_str: str, ground_truth: Any, extra_info: Any) -> dict[str, float]:
+    instance = instance_from_ground_truth(ground_truth, extra_info)
+    score = await runtime.shared_reward().ascore(instance, solution_str)
+    return score_dict(score, len(instance.rubric.specific))
+
+
+def compute_score(
+    data_source: str, solution_str: str, ground_truth: Any, extra_info: Any = None, **kwargs: Any
+) -> dict[str, float]:
+    """verl's sync reward function."""
+    return runtime.run(_score(solution_str, ground_truth, extra_info))
+
+
+async def compute_score_async(
+    data_source: str, solution_str: str, ground_truth: Any, extra_info: Any = None, **kwargs: Any
+) -> dict[str, float]:
+    """verl's async reward function (``async def`` is detected by verl's reward loop)."""
+    return await runtime.arun(_score(solution_str, ground_truth, extra_info))
+
+
+def compute_score_batch(
+    data_sources: Sequence[str],
+    solution_strs: Sequence[str],
+    ground_truths: Sequence[Any],
+    extra_infos: Sequence[Any] | None = None,
+    **kwargs: Any,
+) -> list[dict[str, float]]:
+    """The older batch reward manager's entry point: all answers judged concurrently."""
+    infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
+
+    async def all_scores() -> list[dict[str, float]]:
+        import asyncio
+
+        return list(
+            await asyncio.gather(
+                *(
+                    _score(s, g, i)
+                    for s, g, i in zip(solution_strs, ground_truths, infos, strict=True)
+                )
+            )
+        )
+
+    return runtime.run(all_scores())

@@ -1,0 +1,154 @@
+"""The offline (embedding + coverage) judge and its calibration, on a tiny fixture."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from papergym.records import Criterion, GeneralCriterion, Instance, Rubric
+from papergym.reward.offline import (
+    OfflineJudge,
+    auc_score,
+    best_threshold,
+    calibrate,
+    criterion_core,
+    key_words,
+    passages,
+)
+
+PAPERS = {
+    "gp": (
+        "We build kernels for Gaussian processes by composing base kernels with sums and products. "
+        "A greedy search over the kernel grammar picks the structure with the best marginal "
+        "likelihood. Each kernel in the final model is described in plain English. "
+        "We evaluate extrapolation on airline passenger and solar irradiance time series.",
+        [
+            "The plan composes base kernels with sums and products.",
+            "The plan specifies that a greedy search over the kernel grammar picks the structure "
+            "with the best marginal likelihood.",
+            "The plan describes each kernel of the final model in plain English.",
+            "The plan evaluates extrapolation on airline passenger and solar irradiance series.",
+        ],
+    ),
+    "econ": (
+        "We estimate the effect of compulsory schooling laws on adult skills. "
+        "The identification uses differences in reform timing across regions. "
+        "Skills are measured with literacy and numeracy test scores from a survey of adults. "
+        "Standard errors are clustered at the regional level.",
+        [
+            "The plan estimates the effect of compulsory schooling laws on adult skills.",
+            "The plan uses differences in reform timing across regions for identification.",
+            "The plan measures skills with literacy and numeracy test scores.",
+            "The plan clusters standard errors at the regional level.",
+        ],
+    ),
+    "astro": (
+        "We model stellar light curves with a fast celerite Gaussian process solver. "
+        "The solver scales linearly with the number of observations. "
+        "We fit rotation periods of stars from Kepler photometry. "
+        "We compare runtime against a dense Cholesky factorisation.",
+        [
+            "The plan models stellar light curves with a celerite solver.",
+            "The plan specifies that the solver scales linearly with the number of observations.",
+            "The plan fits stellar rotation periods from Kepler photometry.",
+            "The plan compares runtime against a dense Cholesky factorisation.",
+        ],
+    ),
+}
+
+
+def _instance(key: str) -> Instance:
+    reference, criteria = PAPERS[key]
+    return Instance(
+        id=key,
+        recipe="papergym",
+        builder="extractive",
+        paper_id=key,
+        title=key,
+        question=f"Propose a research plan for {key}.",
+        reference_answer=reference,
+        rubric=Rubric(
+            specific=tuple(
+                Criterion(id=f"{key}{n}", text=t, dimension="method", origin="extractive", rank=n)
+                for n, t in enumerate(criteria, start=1)
+            ),
+            general=(GeneralCriterion(id="general-justification", text="Justifies choices."),),
+        ),
+    )
+
+
+INSTANCES = [_instance(k) for k in PAPERS]
+
+
+@pytest.fixture(scope="module")
+def judge() -> OfflineJudge:
+    return OfflineJudge()
+
+
+def _met(judge: OfflineJudge, instance: Instance, answer: str) -> int:
+    specific, _ = judge.judge_sync(instance, answer)
+    return sum(v.passed is True for v in specific)
+
+
+def test_reward_offline_own_reference_meets_most_other_few_empty_none(judge: OfflineJudge) -> None:
+    for instance in INSTANCES:
+        own = _met(judge, instance, instance.reference_answer)
+        assert own >= 3, instance.id
+        for other in INSTANCES:
+            if other.id != instance.id:
+                assert _met(judge, instance, other.reference_answer) <= 1, (instance.id, other.id)
+        assert _met(judge, instance, "") == 0
+        assert _met(judge, instance, "<think>all of it</think>") == 0
+
+
+def test_reward_offline_verdicts_are_deterministic_and_general_unscored(
+    judge: OfflineJudge,
+) -> None:
+    instance = INSTANCES[0]
+    answer = f"<think>{PAPERS['econ'][0]}</think>{instance.reference_answer}"
+    first = judge.judge_sync(instance, answer)
+    assert judge.judge_sync(instance, answer) == first
+    assert asyncio.run(judge.judge(instance, answer)) == first
+    specific, general = first
+    assert [v.criterion_id for v in specific] == ["gp1", "gp2", "gp3", "gp4"]
+    assert all(v.reason.startswith("offline heuristic") for v in specific)
+    assert general == []  # no general pass: the reward is the specific mean alone
+    empty_specific, _ = judge.judge_sync(instance, "")
+    assert all(v.passed is False and v.reason == "the answer is empty" for v in empty_specific)
+
+
+def test_reward_offline_text_helpers() -> None:
+    assert criterion_core("The plan specifies that the solver is fast.") == "The solver is fast."
+    assert criterion_core("The plan uses kernels.") == "Uses kernels."
+    assert "plan" not in key_words("The plan specifies kernels")
+    assert key_words("kernels") == key_words("kernel")
+    assert passages("One idea. Two ideas. Three.") == [
+        "One idea.",
+        "Two ideas.",
+        "Three.",
+        "One idea. Two ideas.",
+        "Two ideas. Three.",
+    ]
+    assert passages("") == []
+    with pytest.raises(ValueError):
+        OfflineJudge(lexical_weight=2.0)
+
+
+def test_reward_offline_threshold_and_auc_helpers() -> None:
+    assert auc_score([0.9, 0.8], [0.1, 0.2]) == 1.0
+    assert auc_score([0.5], [0.5]) == 0.5
+    threshold, balanced, tpr, tnr = best_threshold([0.8, 0.9], [0.1, 0.4])
+    assert 0.4 < threshold <= 0.8 and balanced == tpr == tnr == 1.0
+    assert threshold == pytest.approx(0.6)  # the midpoint of the tied range
+
+
+def test_reward_offline_calibrate_on_tiny_fixture() -> None:
+    report = calibrate(INSTANCES, lexical_weights=(0.0, 0.3, 1.0))
+    assert report.instances == 3 and report.positives == 12 and report.negatives == 24
+    assert report.balanced_accuracy >= 0.9 and report.auc >= 0.95
+    assert report.lexical_weight in (0.0, 0.3, 1.0)
+    assert set(report.by_weight) == {"0", "0.3", "1"}
+    assert 0.0 < report.threshold < 1.0
+    with pytest.raises(ValueError):
+        calibrate(INSTANCES[:1])
