@@ -39,6 +39,7 @@ from papergym.llm.check import check_backends
 from papergym.llm.config import load_llm_config
 from papergym.llm.report import usage_table
 from papergym.llm.types import ROLES, Role
+from papergym.reward.command import check_reward as check_reward_command
 from papergym.reward.command import score as score_command
 from papergym.reward.command import serve_reward as serve_reward_command
 
@@ -72,6 +73,7 @@ app.command("audit")(audit_command)
 app.command("export")(export_command)
 app.command("score")(score_command)
 app.command("serve-reward")(serve_reward_command)
+app.command("check-reward")(check_reward_command)
 
 
 @app.command()

@@ -145,15 +145,24 @@ def test_openrlhf_reward_func_and_server(
         [prompt + instances[0].reference_answer, prompt], [prompt, prompt], [label, label]
     )
     assert result["rewards"].shape == (2,) and float(result["rewards"][0]) > 0.8
+    short = " ".join(instances[0].reference_answer.split(". ")[:2])
     with TestClient(create_app(offline_reward)) as client:
         assert client.get("/health").json()["status"] == "ok"
-        body = {
-            "query": [prompt + f"{instances[0].reference_answer} variant {i}" for i in range(40)],
-            "prompts": [prompt] * 40,
-            "labels": [label] * 40,
-        }
-        answer = client.post("/get_reward", json=body).json()
-        assert len(answer["rewards"]) == 40 and all(r > 0.5 for r in answer["rewards"])
+
+        def request(batch: int) -> list[float]:
+            body = {
+                "query": [f"{prompt}{short} variant {batch}-{i}" for i in range(3)],
+                "prompts": [prompt] * 3,
+                "labels": [label] * 3,
+            }
+            return list(client.post("/get_reward", json=body).json()["rewards"])
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=8) as pool:  # concurrent clients: nothing may be lost
+            results = list(pool.map(request, range(8)))
+        assert [len(r) for r in results] == [3] * 8
+        assert all(isinstance(v, float) for r in results for v in r)
         bad = client.post("/get_reward", json={"query": ["a"], "prompts": [], "labels": []})
         assert bad.status_code == 422
         scored = client.post(
@@ -204,3 +213,36 @@ def test_score_command_writes_scores(instances: list[Instance], tmp_path: Path) 
     assert (
         runner.invoke(app, ["score", str(built), str(unknown), "--judge", "offline"]).exit_code == 2
     )
+
+
+def test_check_reward_reports_probes_auc_and_flags(
+    instances: list[Instance], tmp_path: Path
+) -> None:
+    from papergym.reward.check import auc
+
+    assert auc([0.9, 0.8], [0.1, 0.8]) == 0.875 and auc([], [1.0]) is None
+    two = [
+        instances[0],
+        instances[0].model_copy(
+            update={"id": "other", "reference_answer": "Unrelated text about bees."}
+        ),
+    ]
+    built = tmp_path / "instances.jsonl"
+    built.write_text("\n".join(i.model_dump_json() for i in two) + "\n")
+    result = runner.invoke(app, ["check-reward", str(built), "--judge", "offline", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    means = {p["probe"]: p["mean"] for p in report["probes"]}
+    assert set(means) == {
+        "reference",
+        "empty",
+        "restated_question",
+        "other_reference",
+        "padded_reference",
+        "criteria_list",
+        "judge_injection",
+    }
+    assert means["empty"] == 0.0
+    # the offline baseline is fooled by a bare list of the criteria: the self-test must say so
+    assert means["criteria_list"] >= 0.9
+    assert any("criteria_list" in f["reason"] for f in report["flagged"])

@@ -113,3 +113,55 @@ def serve_reward(
     from papergym.reward.server import create_app
 
     uvicorn.run(create_app(_reward(judge, alpha)), host=host, port=port, log_level="warning")
+
+
+@reports_errors
+def check_reward(
+    instances: Annotated[
+        Path, typer.Argument(help="instances.jsonl from `papergym build`.", show_default=False)
+    ],
+    judge: JudgeOption = "auto",
+    alpha: AlphaOption = 0.7,
+    margin: Annotated[
+        float, typer.Option("--margin", help="How far the reference must beat each gaming probe.")
+    ] = 0.2,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Check at most N instances.")
+    ] = None,
+    json_output: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """The reward's self-test: reference vs empty, restated-question, other-paper, padded, criteria-list and judge-injection probes."""
+    import asyncio
+    from dataclasses import asdict
+
+    from papergym.reward.check import check_reward as run_check
+
+    loaded = read_jsonl(instances, Instance)[:limit]
+    if not loaded:
+        raise BadInputError(instances, "no instances")
+    report = asyncio.run(run_check(_reward(judge, alpha), loaded, margin))
+    if json_output:
+        print(json.dumps(asdict(report), indent=2))
+        return
+    table = Table(
+        title=f"Reward self-test ({report.judge}, {report.instances} instances)",
+        title_justify="left",
+    )
+    for column in ("probe", "mean reward", "scored", "unscored"):
+        table.add_column(column, justify="left" if column == "probe" else "right")
+    for probe in report.probes:
+        table.add_row(
+            probe.probe,
+            "-" if probe.mean is None else f"{probe.mean:.3f}",
+            str(probe.scored),
+            str(probe.unscored),
+        )
+    stdout.print(table)
+    auc = report.own_vs_other_auc
+    stdout.print(f"own vs other reference AUC: {'-' if auc is None else f'{auc:.3f}'}")
+    stdout.print(
+        f"instances whose reference does not beat the gaming probes by {margin}: {len(report.flagged)}"
+    )
+    for flag in report.flagged[:10]:
+        stdout.print(f"  {flag['title']}: {flag['reason']}", highlight=False)
