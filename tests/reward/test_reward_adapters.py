@@ -246,3 +246,22 @@ def test_check_reward_reports_probes_auc_and_flags(
     # the offline baseline is fooled by a bare list of the criteria: the self-test must say so
     assert means["criteria_list"] >= 0.9
     assert any("criteria_list" in f["reason"] for f in report["flagged"])
+
+
+@pytest.mark.slow
+def test_check_reward_on_the_offline_build_of_the_real_papers(tmp_path: Path) -> None:
+    from conftest import SHARED_PAPERS
+
+    if not SHARED_PAPERS.is_dir():
+        pytest.skip("../shared/papers is not available")
+    out = tmp_path / "env"
+    assert runner.invoke(app, ["build", str(SHARED_PAPERS), "-o", str(out)]).exit_code == 0
+    result = runner.invoke(
+        app, ["check-reward", str(out / "instances.jsonl"), "--judge", "offline", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    means = {p["probe"]: p["mean"] for p in report["probes"]}
+    assert report["own_vs_other_auc"] > 0.9
+    assert means["reference"] > means["other_reference"] + 0.5
+    assert means["empty"] == 0.0
