@@ -1,0 +1,70 @@
+"""Losses for on-policy self-distillation, as pure functions of logits.
+
+``generalized_jsd`` is the per-token generalised Jensen–Shannon divergence between the
+student's and the teacher's next-token distributions, averaged over the valid (unmasked)
+completion tokens. With the mixture ``M = β·T + (1−β)·S``::
+
+    JSD_β(T, S) = β·KL(T‖M) + (1−β)·KL(S‖M)
+
+At β = 0.5 it is the symmetric Jensen–Shannon divergence, bounded by ln 2. The endpoints are
+defined as the two KL directions, as TRL's GKD does: β = 0 gives KL(T‖S) (forward, mode
+covering) and β = 1 gives KL(S‖T) (reverse, mode seeking).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def generalized_jsd(
+    student_logits: torch.Tensor,
+    teacher_logits: torch.Tensor,
+    mask: torch.Tensor,
+    beta: float = 0.5,
+    temperature: float = 1.0,
+) -> torch.Tensor:
+    """Mean generalised JSD over valid tokens.
+
+    ``student_logits`` and ``teacher_logits``: ``[batch, seq, vocab]`` at the same completion
+    positions; ``mask``: ``[batch, seq]``, 1 for completion tokens, 0 for prompt and padding.
+    The teacher's logits are used as given (detach them for a stop-gradient teacher).
+
+    >>> logits = torch.randn(1, 3, 5)
+    >>> float(generalized_jsd(logits, logits, torch.ones(1, 3)))
+    0.0
+    """
+    if not 0.0 <= beta <= 1.0:
+        raise ValueError(f"beta must be in [0, 1], not {beta}")
+    if temperature <= 0:
+        raise ValueError(f"temperature must be positive, not {temperature}")
+    if student_logits.shape != teacher_logits.shape:
+        raise ValueError(
+            f"logit shapes differ: {tuple(student_logits.shape)} vs {tuple(teacher_logits.shape)}"
+        )
+    student = F.log_softmax(student_logits.float() / temperature, dim=-1)
+    teacher = F.log_softmax(teacher_logits.float() / temperature, dim=-1)
+    per_token = _divergence(student, teacher, beta)
+    weights = mask.to(per_token.dtype)
+    valid = weights.sum()
+    if valid == 0:
+        return per_token.sum() * 0.0  # no completion tokens: zero, still attached to the graph
+    return (per_token * weights).sum() / valid
+
+
+def _kl(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
+    """KL(P‖Q) per position, from log-probabilities, summed over the vocabulary."""
+    return (log_p.exp() * (log_p - log_q)).sum(dim=-1)
+
+
+def _divergence(student: torch.Tensor, teacher: torch.Tensor, beta: float) -> torch.Tensor:
+    if beta == 0.0:
+        return _kl(teacher, student)
+    if beta == 1.0:
+        return _kl(student, teacher)
+    mixture = torch.logsumexp(
+        torch.stack([teacher + math.log(beta), student + math.log(1.0 - beta)]), dim=0
+    )
+    return beta * _kl(teacher, mixture) + (1.0 - beta) * _kl(student, mixture)

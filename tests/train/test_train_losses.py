@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import doctest
+import math
+
+import pytest
+import torch
+
+from papergym.train import losses
+from papergym.train.losses import generalized_jsd
+
+
+def probs_to_logits(*rows: list[float]) -> torch.Tensor:
+    return torch.tensor([rows], dtype=torch.float64).log()
+
+
+P = [0.7, 0.2, 0.1]
+Q = [0.1, 0.3, 0.6]
+
+
+def kl(p: list[float], q: list[float]) -> float:
+    return sum(a * math.log(a / b) for a, b in zip(p, q, strict=True))
+
+
+def test_doctests() -> None:
+    assert doctest.testmod(losses).failed == 0
+
+
+def test_endpoints_are_the_two_kl_directions_by_hand() -> None:
+    student, teacher, mask = probs_to_logits(Q), probs_to_logits(P), torch.ones(1, 1)
+    assert float(generalized_jsd(student, teacher, mask, beta=0.0)) == pytest.approx(kl(P, Q))
+    assert float(generalized_jsd(student, teacher, mask, beta=1.0)) == pytest.approx(kl(Q, P))
+
+
+def test_half_is_the_symmetric_jsd_bounded_by_ln2() -> None:
+    student, teacher, mask = probs_to_logits(Q), probs_to_logits(P), torch.ones(1, 1)
+    m = [(a + b) / 2 for a, b in zip(P, Q, strict=True)]
+    expected = 0.5 * kl(P, m) + 0.5 * kl(Q, m)
+    forward = float(generalized_jsd(student, teacher, mask))
+    assert forward == pytest.approx(expected)
+    assert float(generalized_jsd(teacher, student, mask)) == pytest.approx(forward)
+    disjoint_s = torch.tensor([[[30.0, -30.0]]])
+    disjoint_t = torch.tensor([[[-30.0, 30.0]]])
+    assert float(generalized_jsd(disjoint_s, disjoint_t, torch.ones(1, 1))) == pytest.approx(
+        math.log(2), rel=1e-4
+    )
+
+
+def test_mean_over_valid_tokens_and_padding_contributes_nothing() -> None:
+    torch.manual_seed(0)
+    student, teacher = torch.randn(2, 4, 7), torch.randn(2, 4, 7)
+    mask = torch.tensor([[1, 1, 0, 0], [1, 0, 0, 0]])
+    base = generalized_jsd(student, teacher, mask)
+    noisy = student.clone()
+    noisy[mask == 0] = torch.randn_like(noisy[mask == 0]) * 100
+    assert float(generalized_jsd(noisy, teacher, mask)) == pytest.approx(float(base))
+    per_token = [
+        float(
+            generalized_jsd(
+                student[b : b + 1, t : t + 1], teacher[b : b + 1, t : t + 1], torch.ones(1, 1)
+            )
+        )
+        for b, t in ((0, 0), (0, 1), (1, 0))
+    ]
+    assert float(base) == pytest.approx(sum(per_token) / 3)
+
+
+def test_temperature_gradient_and_validation() -> None:
+    student = torch.randn(1, 2, 5, requires_grad=True)
+    teacher = torch.randn(1, 2, 5)
+    loss = generalized_jsd(student, teacher.detach(), torch.ones(1, 2), temperature=2.0)
+    loss.backward()
+    assert student.grad is not None and torch.isfinite(student.grad).all()
+    assert float(generalized_jsd(student.detach(), teacher, torch.zeros(1, 2))) == 0.0
+    with pytest.raises(ValueError):
+        generalized_jsd(student, teacher, torch.ones(1, 2), beta=1.5)
+    with pytest.raises(ValueError):
+        generalized_jsd(student, teacher[:, :1], torch.ones(1, 2))
