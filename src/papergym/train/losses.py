@@ -32,9 +32,11 @@ def generalized_jsd(
     positions; ``mask``: ``[batch, seq]``, 1 for completion tokens, 0 for prompt and padding.
     The teacher's logits are used as given (detach them for a stop-gradient teacher).
 
-    >>> logits = torch.randn(1, 3, 5)
-    >>> float(generalized_jsd(logits, logits, torch.ones(1, 3)))
+    >>> logits = torch.tensor([[[2.0, 0.0, -1.0], [0.5, 0.5, 3.0]]])
+    >>> round(float(generalized_jsd(logits, logits, torch.ones(1, 2))), 6)
     0.0
+    >>> round(float(generalized_jsd(logits, -logits, torch.ones(1, 2))), 4)
+    0.4125
     """
     if not 0.0 <= beta <= 1.0:
         raise ValueError(f"beta must be in [0, 1], not {beta}")
