@@ -17,12 +17,12 @@ import functools
 from collections.abc import Callable, Sequence
 from importlib import resources
 from string import Template
-from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from papergym.audit.formats import AuditItem
 from papergym.llm.client import LLMClient
+from papergym.llm.structured import exactly_one_per_id
 from papergym.llm.types import LLMError, Message, Role, SamplingParams
 from papergym.records import LeakageVerdict
 
@@ -64,20 +64,7 @@ def judgement_schema(count: int) -> type[LeakageJudgement]:
     it gets a precise repair message from the LLM layer.
     """
 
-    class Judgement(LeakageJudgement):
-        verdicts: Annotated[list[JudgeVerdict], Field(min_length=count, max_length=count)]
-
-        @model_validator(mode="after")
-        def _one_per_criterion(self) -> Judgement:
-            ids = sorted(v.criterion_id for v in self.verdicts)
-            if ids != list(range(1, count + 1)):
-                raise ValueError(
-                    f"expected exactly one verdict for each criterion_id 1..{count}, got ids {ids}"
-                )
-            return self
-
-    Judgement.__name__ = Judgement.__qualname__ = "LeakageJudgement"
-    return Judgement
+    return exactly_one_per_id(LeakageJudgement, count)
 
 
 @functools.cache

@@ -18,7 +18,7 @@ from itertools import chain
 from string import Template
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, RootModel, ValidationError
+from pydantic import BaseModel, Field, RootModel, ValidationError, create_model, model_validator
 
 from papergym.llm.types import JSONSchema, LLMOutputError, Message
 
@@ -397,3 +397,29 @@ def repair_message(error: StructuredOutputError, schema: type[BaseModel]) -> Mes
     compact = json.dumps(json_schema_for(schema), ensure_ascii=False, separators=(",", ":"))
     content = _repair_template().substitute(error=str(error), schema=compact)
     return Message(role="user", content=content.strip())
+
+
+def exactly_one_per_id(base: type[ModelT], count: int, field: str = "verdicts") -> type[ModelT]:
+    """``base`` whose list ``field`` must hold exactly one item per ``criterion_id`` 1..count.
+
+    Judges ask for one verdict per numbered criterion. Putting the count in the schema lets
+    structured decoding enforce it, and a model that ignores it gets a precise repair message.
+    The returned class keeps ``base``'s name, so the JSON schema (and the cache key) are stable.
+    """
+    annotation = base.model_fields[field].annotation
+
+    def check(model: ModelT) -> ModelT:
+        ids = sorted(item.criterion_id for item in getattr(model, field))
+        if ids != list(range(1, count + 1)):
+            raise ValueError(
+                f"expected exactly one verdict for each criterion_id 1..{count}, got ids {ids}"
+            )
+        return model
+
+    constrained = Annotated[annotation, Field(min_length=count, max_length=count)]  # type: ignore[valid-type]
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        base.__name__,
+        __base__=base,
+        __validators__={"one_per_id": model_validator(mode="after")(check)},
+        **{field: (constrained, ...)},
+    )

@@ -30,12 +30,12 @@ import functools
 from collections.abc import Sequence
 from importlib import resources
 from string import Template
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from papergym.llm.client import LLMClient
-from papergym.llm.structured import strip_reasoning
+from papergym.llm.structured import exactly_one_per_id, strip_reasoning
 from papergym.llm.types import LLMError, Message, Role, SamplingParams
 from papergym.records import Criterion, GeneralCriterion, Instance, Verdict
 
@@ -92,20 +92,7 @@ def judgement_schema(count: int) -> type[RubricJudgement]:
     count belongs in the schema: structured decoding then enforces it.
     """
 
-    class Judgement(RubricJudgement):
-        verdicts: Annotated[list[JudgeVerdict], Field(min_length=count, max_length=count)]
-
-        @model_validator(mode="after")
-        def _one_per_criterion(self) -> Judgement:
-            ids = sorted(v.criterion_id for v in self.verdicts)
-            if ids != list(range(1, count + 1)):
-                raise ValueError(
-                    f"expected exactly one verdict for each criterion_id 1..{count}, got ids {ids}"
-                )
-            return self
-
-    Judgement.__name__ = Judgement.__qualname__ = "RubricJudgement"
-    return Judgement
+    return exactly_one_per_id(RubricJudgement, count)
 
 
 @functools.cache
