@@ -142,3 +142,17 @@ def test_installed_entry_point_runs(minimal_paper: Path, tmp_path: Path) -> None
     )
     assert bad.returncode == 2
     assert bad.stderr.strip().startswith("error:") and bad.stderr.strip().count("\n") == 0
+
+
+def test_bracketed_user_text_is_printed_verbatim_not_as_markup(tmp_path: Path) -> None:
+    paper = write_paper(
+        tmp_path / "p",
+        {"main.tex": MINIMAL_MAIN.replace("A Minimal Paper", "On [cite] and [bold] Things")},
+    )
+    result = runner.invoke(
+        app, ["ingest", str(paper), "-o", str(tmp_path / "out")], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0
+    assert "On [cite] and [bold] Things" in result.output
+    missing = runner.invoke(app, ["ingest", str(tmp_path / "x[1]")])
+    assert "x[1]: no such file or folder" in missing.output

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -114,7 +115,7 @@ def ingest(
     if not report.papers and all(f.kind == "bad_input" for f in report.failures):
         for failure in report.failures:
             stderr.print(
-                f"[red]error:[/red] {failure.source}: {failure.reason}",
+                f"[red]error:[/red] {escape(failure.source)}: {escape(failure.reason)}",
                 highlight=False,
                 soft_wrap=True,
             )

@@ -17,11 +17,15 @@ from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from papergym.errors import BadInputError
 
 # Summaries piped to a file or a CI log get a roomier width than an 80-column default.
-stdout = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120)
+# markup off: titles, criteria and reasons are user text and may hold "[cite]"-like brackets
+stdout = Console(
+    markup=False, width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120
+)
 stderr = Console(stderr=True)
 
 P = ParamSpec("P")
@@ -94,7 +98,7 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
         except BadInputError as error:
             if debug:
                 traceback.print_exc()
-            stderr.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+            stderr.print(f"[red]error:[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except KeyboardInterrupt:
             stderr.print("interrupted; completed work is kept.")
@@ -103,7 +107,7 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
             if debug:
                 traceback.print_exc()
             stderr.print(
-                f"[red]internal error:[/red] {type(error).__name__}: {error} "
+                f"[red]internal error:[/red] {type(error).__name__}: {escape(str(error))} "
                 "(rerun with --debug for the traceback)",
                 highlight=False,
                 soft_wrap=True,
