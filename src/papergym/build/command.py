@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Literal
@@ -138,8 +139,6 @@ def build(
     result = asyncio.run(_run(out, settings, config if chosen == "llm" else None, sources))
     _write_card(out, result, settings.model_dump(), chosen)
     if json_output:
-        import json
-
         print(json.dumps(_summary_json(result, resuming), ensure_ascii=False, indent=2))
     else:
         _print_summary(result, resuming)

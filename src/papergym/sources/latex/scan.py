@@ -147,12 +147,3 @@ def read_star(text: str, pos: int) -> tuple[bool, int]:
     if pos < len(text) and text[pos] == "*":
         return True, pos + 1
     return False, pos
-
-
-def command_positions(text: str, names: set[str] | frozenset[str]) -> list[re.Match[str]]:
-    """Matches of ``\\name`` for every name in ``names`` that are real commands (not escaped)."""
-    return [
-        match
-        for match in CONTROL_WORD.finditer(text)
-        if match.group(1) in names and not is_escaped(text, match.start())
-    ]
