@@ -76,3 +76,16 @@ def test_temperature_gradient_and_validation() -> None:
         generalized_jsd(student, teacher, torch.ones(1, 2), beta=1.5)
     with pytest.raises(ValueError):
         generalized_jsd(student, teacher[:, :1], torch.ones(1, 2))
+
+
+def test_top_k_compares_the_teachers_support_renormalised() -> None:
+    student = torch.tensor([[[1.0, 2.0, 0.5, -3.0]]])
+    teacher = torch.tensor([[[0.0, 3.0, 1.0, 2.5]]])
+    mask = torch.ones(1, 1)
+    # teacher's top-2 tokens are 1 and 3: the same as full JSD over just those two logits
+    expected = generalized_jsd(student[..., [1, 3]], teacher[..., [1, 3]], mask)
+    assert torch.allclose(generalized_jsd(student, teacher, mask, top_k=2), expected)
+    # k at least the vocabulary is the full divergence
+    full = generalized_jsd(student, teacher, mask)
+    assert torch.allclose(generalized_jsd(student, teacher, mask, top_k=4), full)
+    assert not torch.allclose(expected, full)

@@ -25,12 +25,15 @@ def generalized_jsd(
     mask: torch.Tensor,
     beta: float = 0.5,
     temperature: float = 1.0,
+    top_k: int | None = None,
 ) -> torch.Tensor:
     """Mean generalised JSD over valid tokens.
 
     ``student_logits`` and ``teacher_logits``: ``[batch, seq, vocab]`` at the same completion
     positions; ``mask``: ``[batch, seq]``, 1 for completion tokens, 0 for prompt and padding.
     The teacher's logits are used as given (detach them for a stop-gradient teacher).
+    ``top_k``: compare the two distributions on the teacher's ``k`` most likely tokens only,
+    each renormalised over that support (saves memory on large vocabularies); None = full.
 
     >>> logits = torch.tensor([[[2.0, 0.0, -1.0], [0.5, 0.5, 3.0]]])
     >>> round(float(generalized_jsd(logits, logits, torch.ones(1, 2))), 6)
@@ -46,8 +49,14 @@ def generalized_jsd(
         raise ValueError(
             f"logit shapes differ: {tuple(student_logits.shape)} vs {tuple(teacher_logits.shape)}"
         )
-    student = F.log_softmax(student_logits.float() / temperature, dim=-1)
-    teacher = F.log_softmax(teacher_logits.float() / temperature, dim=-1)
+    student_scaled = student_logits.float() / temperature
+    teacher_scaled = teacher_logits.float() / temperature
+    if top_k is not None and top_k < teacher_scaled.shape[-1]:
+        support = teacher_scaled.topk(top_k, dim=-1).indices
+        student_scaled = student_scaled.gather(-1, support)
+        teacher_scaled = teacher_scaled.gather(-1, support)
+    student = F.log_softmax(student_scaled, dim=-1)
+    teacher = F.log_softmax(teacher_scaled, dim=-1)
     per_token = _divergence(student, teacher, beta)
     weights = mask.to(per_token.dtype)
     valid = weights.sum()

@@ -1,0 +1,189 @@
+"""The run folder and the pipeline: stages in order, each starting from the last one's weights.
+
+Layout of a run folder::
+
+    config.yaml                  the resolved configuration (defaults, file, overrides, --data)
+    tiny-model/                  the in-process model, when model.name_or_path is ``tiny``
+    1-opsd/                      one folder per stage, numbered in run order
+        metrics.jsonl            one record per logged step (loss, reward, lengths, tokens/s...)
+        checkpoints/checkpoint-N a resumable state, the last few kept
+        final/                   the stage's weights, LoRA merged: the next stage starts here
+        summary.json             written last; a stage with it is finished and is skipped
+    2-grpo/ ...
+    summary.json                 every stage's summary, and the final model's path
+
+Running the same command again resumes: finished stages are skipped and an unfinished one
+continues from its last checkpoint. A folder written by a different configuration is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from papergym.errors import BadInputError
+from papergym.train.config import StageName, TrainConfig
+from papergym.train.data import training_rows
+from papergym.train.models import resolve_model_path
+
+CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+_IGNORED_FOR_IDENTITY = ("output_dir",)
+
+
+class MetricsLog:
+    """Append-only JSONL of training metrics; each record carries its stage and wall time."""
+
+    def __init__(self, path: Path, stage: StageName) -> None:
+        self.path = path
+        self.stage = stage
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, step: int, **values: Any) -> None:
+        record = {"stage": self.stage, "step": step, "time": round(time.time(), 3), **values}
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, default=float) + "\n")
+
+    def read(self) -> list[dict[str, Any]]:
+        if not self.path.is_file():
+            return []
+        return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """What a stage needs: its settings, where to write, where to start, and the data."""
+
+    config: TrainConfig
+    stage: StageName
+    stage_dir: Path
+    init_model: str
+    rows: dict[str, list[dict[str, Any]]]
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return self.stage_dir / "checkpoints"
+
+    @property
+    def final_dir(self) -> Path:
+        return self.stage_dir / "final"
+
+    @property
+    def metrics(self) -> MetricsLog:
+        return MetricsLog(self.stage_dir / "metrics.jsonl", self.stage)
+
+    def latest_checkpoint(self) -> Path | None:
+        return latest_checkpoint(self.checkpoints_dir)
+
+
+StageRunner = Callable[[StageContext], dict[str, Any]]
+"""Trains one stage, saves ``ctx.final_dir``, and returns its summary (steps, losses...)."""
+
+
+def latest_checkpoint(folder: Path) -> Path | None:
+    """The ``checkpoint-N`` with the largest N that is complete (has its state file)."""
+    if not folder.is_dir():
+        return None
+    found = [
+        (int(match.group(1)), path)
+        for path in folder.iterdir()
+        if (match := CHECKPOINT.match(path.name)) and path.is_dir() and _complete(path)
+    ]
+    return max(found)[1] if found else None
+
+
+def _complete(checkpoint: Path) -> bool:
+    return (checkpoint / "trainer_state.json").is_file()
+
+
+def prune_checkpoints(folder: Path, keep: int) -> None:
+    """Delete all but the ``keep`` newest complete checkpoints."""
+    import shutil
+
+    found = sorted(
+        (int(m.group(1)), p)
+        for p in folder.iterdir()
+        if (m := CHECKPOINT.match(p.name)) and _complete(p)
+    )
+    for _, path in found[:-keep]:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def prepare_run_dir(config: TrainConfig) -> Path:
+    """Create the run folder or accept it for resuming; refuse one from another configuration."""
+    out = config.output_dir
+    if out.exists() and not out.is_dir():
+        raise BadInputError(out, "output path exists and is not a folder")
+    config_path = out / "config.yaml"
+    resolved = config.resolved()
+    if out.is_dir() and any(out.iterdir()):
+        if not config_path.is_file():
+            raise BadInputError(out, "output folder is not empty and holds no PaperGym run")
+        previous = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+        differing = sorted(
+            key
+            for key in set(previous) | set(resolved)
+            if key not in _IGNORED_FOR_IDENTITY and previous.get(key) != resolved.get(key)
+        )
+        if differing:
+            raise BadInputError(
+                out,
+                f"run folder holds a run with a different configuration ({', '.join(differing)}); "
+                "use another output_dir or the same config",
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(config_path, yaml.safe_dump(resolved, sort_keys=False))
+    return out
+
+
+def stage_dir(run_dir: Path, index: int, stage: StageName) -> Path:
+    return run_dir / f"{index}-{stage}"
+
+
+def run_pipeline(
+    config: TrainConfig,
+    runners: dict[StageName, StageRunner],
+    on_stage: Callable[[StageName, str], None] | None = None,
+) -> dict[str, Any]:
+    """Run ``config.stages`` in order; return the run summary (also saved as summary.json)."""
+    run_dir = prepare_run_dir(config)
+    rows = training_rows(config.data)
+    current = resolve_model_path(config.model, run_dir)
+    summaries: list[dict[str, Any]] = []
+    for index, stage in enumerate(config.stages, start=1):
+        ctx = StageContext(config, stage, stage_dir(run_dir, index, stage), current, rows)
+        summary_path = ctx.stage_dir / "summary.json"
+        if summary_path.is_file():
+            summary = json.loads(summary_path.read_text(encoding="utf-8"))
+            if on_stage:
+                on_stage(stage, "finished earlier; skipped")
+        else:
+            if on_stage:
+                resume = ctx.latest_checkpoint()
+                on_stage(stage, f"resuming from {resume.name}" if resume else "starting")
+            started = time.perf_counter()
+            summary = {"stage": stage, "init_model": current, **runners[stage](ctx)}
+            summary["final_model"] = str(ctx.final_dir)
+            summary["seconds"] = round(time.perf_counter() - started, 1)
+            write_atomic(summary_path, json.dumps(summary, indent=1, default=float))
+        summaries.append(summary)
+        current = str(ctx.final_dir)
+    result = {"run_dir": str(run_dir), "stages": summaries, "final_model": current}
+    write_atomic(run_dir / "summary.json", json.dumps(result, indent=1, default=float))
+    return result
