@@ -72,7 +72,8 @@ def load_model(path: str, dtype: str = "auto") -> PreTrainedModel:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype(dtype))
     except OSError as error:
         raise BadInputError(path, f"cannot load the model ({_first_line(error)})") from None
-    return model.to(device())  # type: ignore[arg-type]  # transformers' stub wraps .to oddly
+    moved: PreTrainedModel = model.to(device())  # type: ignore[arg-type]
+    return moved
 
 
 def device() -> torch.device:
