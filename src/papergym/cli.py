@@ -43,6 +43,7 @@ from papergym.llm.types import ROLES, Role
 from papergym.reward.command import check_reward as check_reward_command
 from papergym.reward.command import score as score_command
 from papergym.reward.command import serve_reward as serve_reward_command
+from papergym.train.command import train_app
 
 app = typer.Typer(
     name="papergym",
@@ -75,6 +76,7 @@ app.command("export")(export_command)
 app.command("score")(score_command)
 app.command("serve-reward")(serve_reward_command)
 app.command("check-reward")(check_reward_command)
+app.add_typer(train_app)
 
 
 @app.command()

@@ -199,17 +199,7 @@ def load_config(
 
     Errors name the file and the offending key in one line.
     """
-    raw: dict[str, Any] = {}
-    if path is not None:
-        if not path.is_file():
-            raise BadInputError(path, "config file not found")
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as error:
-            raise BadInputError(path, f"not valid YAML ({_first_line(error)})") from None
-        if loaded is not None and not isinstance(loaded, dict):
-            raise BadInputError(path, "a training config must be a YAML mapping")
-        raw = loaded or {}
+    raw = read_config_file(path) if path is not None else {}
     raw = apply_overrides(raw, overrides or [])
     if data is not None:
         raw.setdefault("data", {})["build_dir"] = str(data)
@@ -219,6 +209,36 @@ def load_config(
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "config"
         raise BadInputError(path, f"{where}: {first['msg']}") from None
+
+
+def read_config_file(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """A config file as data, with ``extends: other.yaml`` (relative to it) merged underneath."""
+    if not path.is_file():
+        raise BadInputError(path, "config file not found")
+    if path.resolve() in seen:
+        raise BadInputError(path, "config extends itself (a cycle of `extends`)")
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise BadInputError(path, f"not valid YAML ({_first_line(error)})") from None
+    if loaded is not None and not isinstance(loaded, dict):
+        raise BadInputError(path, "a training config must be a YAML mapping")
+    data: dict[str, Any] = loaded or {}
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    base = read_config_file(path.parent / str(parent), (*seen, path.resolve()))
+    return _deep_merge(base, data)
+
+
+def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def _first_line(error: Exception) -> str:

@@ -162,8 +162,8 @@ def run_pipeline(
     on_stage: Callable[[StageName, str], None] | None = None,
 ) -> dict[str, Any]:
     """Run ``config.stages`` in order; return the run summary (also saved as summary.json)."""
+    rows = training_rows(config.data)  # bad data fails before anything is written
     run_dir = prepare_run_dir(config)
-    rows = training_rows(config.data)
     current = resolve_model_path(config.model, run_dir)
     summaries: list[dict[str, Any]] = []
     for index, stage in enumerate(config.stages, start=1):

@@ -1,0 +1,222 @@
+"""``papergym train opsd|grpo|sft|pipeline|verl-prepare``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
+from papergym.train.config import StageName, TrainConfig, load_config
+from papergym.train.run import StageContext, StageRunner, run_pipeline
+
+train_app = typer.Typer(
+    name="train",
+    help="Train a research planner on a build: OPSD, GRPO, SFT, the two-stage pipeline, or a "
+    "verl bundle for multi-node GRPO.",
+    no_args_is_help=True,
+)
+
+ConfigArgument = Annotated[
+    Path,
+    typer.Argument(
+        help="Training config (YAML), e.g. configs/qwen3-8b.yaml or configs/tiny-cpu.yaml.",
+        show_default=False,
+    ),
+]
+OverridesArgument = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Config overrides as key=value, dotted for nested keys, values read as YAML: "
+        "opsd.steps=400 lora.r=16 stages='\\[grpo, opsd]' model.name_or_path=Qwen/Qwen3-1.7B.",
+        show_default=False,
+    ),
+]
+DataOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="Folder written by `papergym build` (or its instances.jsonl); sets data.build_dir.",
+        show_default=False,
+    ),
+]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Run folder (sets output_dir). Running again resumes from the last checkpoint.",
+        show_default=False,
+    ),
+]
+
+
+def stage_runners(progress: Progress | None = None) -> dict[StageName, StageRunner]:
+    """Each stage's trainer, imported on use (TRL is slow to import and GRPO needs none of OPSD)."""
+
+    def opsd(ctx: StageContext) -> dict[str, Any]:
+        from papergym.train.opsd import run_opsd
+
+        if progress is None:
+            return run_opsd(ctx)
+        task = progress.add_task("opsd", total=ctx.config.opsd.steps)
+
+        def advance(step: int, values: dict[str, float]) -> None:
+            progress.update(task, completed=step, description=f"opsd loss {values['loss']:.4f}")
+
+        return run_opsd(ctx, on_step=advance)
+
+    def grpo(ctx: StageContext) -> dict[str, Any]:
+        from papergym.train.grpo import run_grpo
+
+        return run_grpo(ctx)
+
+    def sft(ctx: StageContext) -> dict[str, Any]:
+        from papergym.train.sft import run_sft
+
+        return run_sft(ctx)
+
+    return {"opsd": opsd, "grpo": grpo, "sft": sft}
+
+
+def _config(
+    config_path: Path,
+    overrides: list[str] | None,
+    data: Path | None,
+    output: Path | None,
+    stage: StageName | None,
+) -> TrainConfig:
+    extra = list(overrides or [])
+    if output is not None:
+        extra.append(f"output_dir={output}")
+    if stage is not None:
+        extra.append(f"stages=[{stage}]")
+    return load_config(config_path, extra, data=data)
+
+
+def _run(config: TrainConfig, as_json: bool) -> None:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=as_json or not stderr.is_terminal,
+    ) as progress:
+
+        def announce(stage: StageName, what: str) -> None:
+            stderr.print(f"{stage}: {what}", highlight=False)
+
+        result = run_pipeline(config, stage_runners(progress), on_stage=announce)
+    if as_json:
+        stdout.print_json(json.dumps(result, default=float))
+        return
+    stdout.print(_summary_table(result))
+    stdout.print(f"final model: {result['final_model']}")
+
+
+def _summary_table(result: dict[str, Any]) -> Table:
+    table = Table(title=f"Training run {result['run_dir']}")
+    for column in ("stage", "steps", "loss", "reward", "seconds", "resumed from", "final model"):
+        table.add_column(column)
+    for stage in result["stages"]:
+        loss = stage.get("last_loss", stage.get("train_loss"))
+        reward = stage.get("mean_reward")
+        table.add_row(
+            str(stage["stage"]),
+            _fmt(stage.get("steps")),
+            _fmt(loss),
+            _fmt(reward),
+            _fmt(stage.get("seconds")),
+            str(stage.get("resumed_from") or "-"),
+            str(stage.get("final_model", "")),
+        )
+    return table
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _stage_command(stage: StageName, summary: str) -> None:
+    @reports_errors
+    def command(
+        config: ConfigArgument,
+        overrides: OverridesArgument = None,
+        data: DataOption = None,
+        output: OutputOption = None,
+        as_json: JsonOption = False,
+        debug: DebugOption = False,
+    ) -> None:
+        _run(_config(config, overrides, data, output, stage), as_json)
+
+    command.__doc__ = summary
+    train_app.command(stage)(command)
+
+
+_stage_command(
+    "opsd",
+    "Rubric-conditioned on-policy self-distillation: the student answers the question alone, "
+    "the stop-gradient teacher (same network, rubric in the user turn) scores the same tokens; "
+    "generalised JSD loss, LoRA by default.",
+)
+_stage_command(
+    "grpo",
+    "GRPO with the rubric reward (TRL GRPOTrainer): 8 answers per question, group-normalised "
+    "advantages, ratio clipping, KL 0.01 to the reference policy.",
+)
+_stage_command("sft", "The SFT baseline: supervised fine-tuning on the reference answers (TRL).")
+
+
+@train_app.command("pipeline")
+@reports_errors
+def pipeline(
+    config: ConfigArgument,
+    overrides: OverridesArgument = None,
+    data: DataOption = None,
+    output: OutputOption = None,
+    as_json: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """Run the config's stages in order (default OPSD then GRPO), each starting from the last
+    one's weights. Ablations: stages='\\[grpo, opsd]', stages='\\[grpo]', stages='\\[sft]'."""
+    _run(_config(config, overrides, data, output, None), as_json)
+
+
+@train_app.command("verl-prepare")
+@reports_errors
+def verl_prepare(
+    out: Annotated[
+        Path,
+        typer.Argument(help="Folder for the verl bundle (data, config, launch script, README)."),
+    ],
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="Training config whose grpo/model/lora/data to use."),
+    ] = None,
+    overrides: OverridesArgument = None,
+    data: DataOption = None,
+    as_json: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """Write a bundle to run the GRPO stage on verl (multi-node, Ray): parquet data, a config
+    for verl.trainer.main_ppo with our reward module, a launch script and a how-to."""
+    from papergym.train.verl_prepare import prepare_verl
+
+    settings = load_config(config, list(overrides or []), data=data)
+    written = prepare_verl(settings, out)
+    if as_json:
+        stdout.print_json(json.dumps({"out": str(out), "files": [str(p) for p in written]}))
+        return
+    for path in written:
+        stdout.print(str(path))
+    stdout.print(f"verl bundle written to {out}; see {out / 'README.md'}")

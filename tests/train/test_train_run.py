@@ -1,0 +1,119 @@
+"""The run folder: stages chain weights in the configured order, finished stages are skipped on
+re-run, a folder from another config is refused, checkpoints are found and pruned."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from train_samples import sample_instance
+
+from papergym.errors import BadInputError
+from papergym.jsonl import write_jsonl
+from papergym.train.config import StageName, TrainConfig
+from papergym.train.run import (
+    StageContext,
+    StageRunner,
+    latest_checkpoint,
+    prune_checkpoints,
+    run_pipeline,
+)
+
+
+@pytest.fixture
+def build_dir(tmp_path: Path) -> Path:
+    out = tmp_path / "build"
+    out.mkdir()
+    write_jsonl(out / "instances.jsonl", [sample_instance(t) for t in ("a b", "c d", "e f")])
+    return out
+
+
+def config(tmp_path: Path, build_dir: Path, **extra: Any) -> TrainConfig:
+    return TrainConfig.model_validate(
+        {
+            "output_dir": str(tmp_path / "run"),
+            "model": {"name_or_path": "some/base-model"},
+            "data": {"build_dir": str(build_dir)},
+            **extra,
+        }
+    )
+
+
+class Recorder:
+    """Stage runners that record what they were given and write a final folder."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, int]] = []
+
+    def runners(self) -> dict[StageName, StageRunner]:
+        def make(stage: StageName) -> StageRunner:
+            def run(ctx: StageContext) -> dict[str, Any]:
+                self.calls.append((stage, ctx.init_model, len(ctx.rows["train"])))
+                ctx.final_dir.mkdir(parents=True, exist_ok=True)
+                return {"steps": 1}
+
+            return run
+
+        return {"opsd": make("opsd"), "grpo": make("grpo"), "sft": make("sft")}
+
+
+def test_stages_run_in_order_each_from_the_previous_weights(
+    tmp_path: Path, build_dir: Path
+) -> None:
+    recorder = Recorder()
+    result = run_pipeline(config(tmp_path, build_dir, stages=["grpo", "opsd"]), recorder.runners())
+    run = tmp_path / "run"
+    assert recorder.calls == [
+        ("grpo", "some/base-model", 3),
+        ("opsd", str(run / "1-grpo" / "final"), 3),
+    ]
+    assert result["final_model"] == str(run / "2-opsd" / "final")
+    assert json.loads((run / "summary.json").read_text())["final_model"] == result["final_model"]
+    assert (run / "config.yaml").is_file()
+
+
+def test_a_rerun_skips_finished_stages(tmp_path: Path, build_dir: Path) -> None:
+    first = Recorder()
+    run_pipeline(config(tmp_path, build_dir), first.runners())
+    (tmp_path / "run" / "2-grpo" / "summary.json").unlink()  # as if interrupted in GRPO
+    second = Recorder()
+    run_pipeline(config(tmp_path, build_dir), second.runners())
+    assert [c[0] for c in second.calls] == ["grpo"]
+
+
+def test_a_folder_from_another_config_is_refused(tmp_path: Path, build_dir: Path) -> None:
+    run_pipeline(config(tmp_path, build_dir), Recorder().runners())
+    with pytest.raises(BadInputError, match=r"different configuration \(opsd\)"):
+        run_pipeline(config(tmp_path, build_dir, opsd={"steps": 7}), Recorder().runners())
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "x.txt").write_text("mine")
+    with pytest.raises(BadInputError, match="holds no PaperGym run"):
+        run_pipeline(config(tmp_path, build_dir, output_dir=str(foreign)), Recorder().runners())
+
+
+def test_missing_data_is_a_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError, match="no instances.jsonl"):
+        run_pipeline(config(tmp_path, tmp_path / "nowhere"), Recorder().runners())
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"not": "an instance"}\n')
+    with pytest.raises(BadInputError, match="bad.jsonl"):
+        run_pipeline(config(tmp_path, bad), Recorder().runners())
+    assert not (tmp_path / "run").exists()  # nothing written for a run that cannot start
+
+
+def test_latest_complete_checkpoint_and_pruning(tmp_path: Path) -> None:
+    for step in (2, 10, 4):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+        (tmp_path / f"checkpoint-{step}" / "trainer_state.json").write_text("{}")
+    (tmp_path / "checkpoint-12").mkdir()  # interrupted while saving: no state file
+    assert latest_checkpoint(tmp_path) == tmp_path / "checkpoint-10"
+    prune_checkpoints(tmp_path, keep=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "checkpoint-10",
+        "checkpoint-12",
+        "checkpoint-4",
+    ]
+    assert latest_checkpoint(tmp_path / "none") is None
