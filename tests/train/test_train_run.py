@@ -95,11 +95,11 @@ def test_a_folder_from_another_config_is_refused(tmp_path: Path, build_dir: Path
 
 
 def test_missing_data_is_a_one_line_error(tmp_path: Path) -> None:
-    with pytest.raises(BadInputError, match="no instances.jsonl"):
+    with pytest.raises(BadInputError, match=r"no instances\.jsonl"):
         run_pipeline(config(tmp_path, tmp_path / "nowhere"), Recorder().runners())
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"not": "an instance"}\n')
-    with pytest.raises(BadInputError, match="bad.jsonl"):
+    with pytest.raises(BadInputError, match=r"bad\.jsonl"):
         run_pipeline(config(tmp_path, bad), Recorder().runners())
     assert not (tmp_path / "run").exists()  # nothing written for a run that cannot start
 
