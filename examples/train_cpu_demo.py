@@ -68,8 +68,10 @@ def main() -> None:
     args = parser.parse_args()
     summary = run_demo(args.out, opsd_steps=args.opsd_steps, grpo_steps=args.grpo_steps)
     print(json.dumps(summary, indent=1, default=float))
-    print(f"metrics: {args.out / 'run' / '1-opsd' / 'metrics.jsonl'}, "
-          f"{args.out / 'run' / '2-grpo' / 'metrics.jsonl'}")
+    print(
+        f"metrics: {args.out / 'run' / '1-opsd' / 'metrics.jsonl'}, "
+        f"{args.out / 'run' / '2-grpo' / 'metrics.jsonl'}"
+    )
 
 
 if __name__ == "__main__":

@@ -45,7 +45,9 @@ def test_cpu_demo_runs_opsd_then_grpo(tmp_path: Path, monkeypatch: pytest.Monkey
     opsd = metrics(run / "1-opsd" / "metrics.jsonl")
     assert [m["step"] for m in opsd] == [1, 2]
     assert all(0.0 < m["loss"] < 0.6932 for m in opsd)  # finite, under the JSD's ln 2 bound
-    adapter = load_file(str(run / "1-opsd" / "checkpoints" / "checkpoint-2" / "adapter_model.safetensors"))
+    adapter = load_file(
+        str(run / "1-opsd" / "checkpoints" / "checkpoint-2" / "adapter_model.safetensors")
+    )
     lora_b = [t for name, t in adapter.items() if "lora_B" in name]
     assert lora_b and any(t.abs().sum() > 0 for t in lora_b)  # B starts at zero: it moved
 

@@ -98,7 +98,19 @@ def _config(
     return load_config(config_path, extra, data=data)
 
 
+def _quiet_libraries() -> None:
+    """Our progress bar and summary say what matters; the libraries' per-file bars do not."""
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated")
+
+
 def _run(config: TrainConfig, as_json: bool) -> None:
+    _quiet_libraries()
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

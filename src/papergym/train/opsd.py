@@ -302,9 +302,7 @@ class OPSDTrainer:
         scale = min(1.0, (step + 1) / warmup) if warmup else 1.0
         return self.settings.learning_rate * scale
 
-    def train(
-        self, steps: int | None = None, on_step: StepHook | None = None
-    ) -> dict[str, float | None]:
+    def train(self, steps: int | None = None, on_step: StepHook | None = None) -> dict[str, Any]:
         """Run until ``steps`` (default: the configured number), checkpointing on the way."""
         target = steps if steps is not None else self.settings.steps
         losses = []
@@ -320,7 +318,7 @@ class OPSDTrainer:
                 on_step(self.step, values)
             if self.step % self.settings.save_every == 0 or self.step == target:
                 self.save_checkpoint()
-        return {"steps": float(self.step), "mean_loss": _mean(losses), "last_loss": _last(losses)}
+        return {"steps": self.step, "mean_loss": _mean(losses), "last_loss": _last(losses)}
 
     def save_checkpoint(self) -> Path | None:
         """``checkpoint-N/``: weights (the adapter only, under LoRA), optimiser, then the state
