@@ -12,7 +12,7 @@ from rich.table import Table
 
 from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
 from papergym.train.config import StageName, TrainConfig, load_config
-from papergym.train.run import StageContext, StageRunner, run_pipeline
+from papergym.train.run import StageContext, StageRunner, StepHook, run_pipeline
 
 train_app = typer.Typer(
     name="train",
@@ -56,29 +56,34 @@ OutputOption = Annotated[
 
 
 def stage_runners(progress: Progress | None = None) -> dict[StageName, StageRunner]:
-    """Each stage's trainer, imported on use (TRL is slow to import and GRPO needs none of OPSD)."""
+    """Each stage's trainer, imported on use (TRL is slow to import and OPSD needs none of it)."""
+
+    def hook(stage: StageName, total: int, shown: str) -> StepHook | None:
+        if progress is None:
+            return None
+        task = progress.add_task(stage, total=total)
+
+        def advance(step: int, values: dict[str, Any]) -> None:
+            value = values.get(shown)
+            label = f"{stage} {shown} {value:.4f}" if isinstance(value, float) else stage
+            progress.update(task, completed=step, description=label)
+
+        return advance
 
     def opsd(ctx: StageContext) -> dict[str, Any]:
         from papergym.train.opsd import run_opsd
 
-        if progress is None:
-            return run_opsd(ctx)
-        task = progress.add_task("opsd", total=ctx.config.opsd.steps)
-
-        def advance(step: int, values: dict[str, float]) -> None:
-            progress.update(task, completed=step, description=f"opsd loss {values['loss']:.4f}")
-
-        return run_opsd(ctx, on_step=advance)
+        return run_opsd(ctx, on_step=hook("opsd", ctx.config.opsd.steps, "loss"))
 
     def grpo(ctx: StageContext) -> dict[str, Any]:
         from papergym.train.grpo import run_grpo
 
-        return run_grpo(ctx)
+        return run_grpo(ctx, on_step=hook("grpo", ctx.config.grpo.steps, "reward"))
 
     def sft(ctx: StageContext) -> dict[str, Any]:
         from papergym.train.sft import run_sft
 
-        return run_sft(ctx)
+        return run_sft(ctx, on_step=hook("sft", ctx.config.sft.steps, "loss"))
 
     return {"opsd": opsd, "grpo": grpo, "sft": sft}
 
@@ -104,9 +109,9 @@ def _quiet_libraries() -> None:
 
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-    warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated")
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    warnings.filterwarnings("ignore", message="`(is_)?gradient_checkpointing` is deprecated")
 
 
 def _run(config: TrainConfig, as_json: bool) -> None:

@@ -109,6 +109,8 @@ class GRPOSettings(_Settings):
     learning_rate: float = Field(1e-5, gt=0)
     num_generations: int = Field(8, gt=1)
     prompts_per_step: int = Field(1, gt=0)
+    """Questions per micro-batch (each answered ``num_generations`` times); an optimiser step
+    judges ``prompts_per_step × gradient_accumulation_steps`` questions."""
     gradient_accumulation_steps: int = Field(1, gt=0)
     beta: float = Field(0.01, ge=0.0)
     """KL penalty to the reference policy."""

@@ -27,7 +27,7 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,11 +40,16 @@ from transformers import PreTrainedTokenizerBase
 from papergym.train.config import OPSDSettings
 from papergym.train.losses import generalized_jsd
 from papergym.train.models import load_model, load_tokenizer, save_merged, with_lora
-from papergym.train.run import MetricsLog, StageContext, prune_checkpoints, write_atomic
+from papergym.train.run import (
+    MetricsLog,
+    StageContext,
+    StepHook,
+    prune_checkpoints,
+    write_atomic,
+)
 
 Row = dict[str, Any]
 Messages = list[dict[str, str]]
-StepHook = Callable[[int, dict[str, float]], None]
 
 
 def teacher_messages(row: Row, settings: OPSDSettings) -> Messages:

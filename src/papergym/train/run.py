@@ -32,8 +32,6 @@ import yaml
 
 from papergym.errors import BadInputError
 from papergym.train.config import StageName, TrainConfig
-from papergym.train.data import training_rows
-from papergym.train.models import resolve_model_path
 
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 _IGNORED_FOR_IDENTITY = ("output_dir",)
@@ -83,6 +81,9 @@ class StageContext:
     def latest_checkpoint(self) -> Path | None:
         return latest_checkpoint(self.checkpoints_dir)
 
+
+StepHook = Callable[[int, dict[str, Any]], None]
+"""Called after each optimiser step with the step number and its logged values."""
 
 StageRunner = Callable[[StageContext], dict[str, Any]]
 """Trains one stage, saves ``ctx.final_dir``, and returns its summary (steps, losses...)."""
@@ -162,6 +163,10 @@ def run_pipeline(
     on_stage: Callable[[StageName, str], None] | None = None,
 ) -> dict[str, Any]:
     """Run ``config.stages`` in order; return the run summary (also saved as summary.json)."""
+    # imported here: torch and peft take seconds, and `papergym --help` needs neither
+    from papergym.train.data import training_rows
+    from papergym.train.models import resolve_model_path
+
     rows = training_rows(config.data)  # bad data fails before anything is written
     run_dir = prepare_run_dir(config)
     current = resolve_model_path(config.model, run_dir)

@@ -1,0 +1,185 @@
+"""Stage 2 of SPEC §4: GRPO with the rubric reward, on TRL's ``GRPOTrainer``.
+
+Each step samples ``num_generations`` answers per question, scores them with
+:func:`papergym.reward.trl.rubric_reward` (``α·specific + (1−α)·general`` from the configured
+judge), normalises rewards within each question's group, and takes a clipped policy-gradient
+step with a KL penalty (``beta``) to the starting policy. With LoRA the reference policy is the
+same model with the adapter disabled, so no second copy is held.
+
+Batch sizes, as TRL 1.16 counts them: ``per_device_train_batch_size`` counts *completions*
+(TRL's sampler repeats each prompt ``num_generations`` times), so it is
+``prompts_per_step × num_generations``. One generation batch spans the
+``gradient_accumulation_steps`` micro-batches of an optimiser step (TRL's default
+``steps_per_generation``), so each optimiser step samples and judges
+``prompts_per_step × gradient_accumulation_steps`` questions once, then updates once.
+
+An answer the judge could not score gets ``None``; TRL turns it into NaN, leaves it out of the
+group mean and standard deviation and gives it a zero advantage, so it neither helps nor hurts
+(SPEC §3: unscored is never a silent 0). The per-step ``unscored`` metric counts them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import torch
+from datasets import Dataset
+from transformers import PrinterCallback, ProgressCallback, TrainerCallback
+from trl.trainer.grpo_config import GRPOConfig
+from trl.trainer.grpo_trainer import GRPOTrainer
+
+from papergym.reward.reward import RubricReward
+from papergym.reward.runtime import make_judge, set_shared_reward
+from papergym.reward.trl import rubric_reward
+from papergym.train.callbacks import (
+    MetricsCallback,
+    last_of,
+    mean_of,
+    resume_point,
+    stage_summary,
+)
+from papergym.train.config import RewardSettings
+from papergym.train.models import (
+    load_model,
+    load_tokenizer,
+    lora_config,
+    save_merged,
+    torch_dtype,
+)
+from papergym.train.run import StageContext, StepHook
+
+GRPO_METRICS = {
+    "rubric/specific_mean": "reward_specific",
+    "rubric/general_mean": "reward_general",
+    "rubric/unscored": "unscored",
+    "completions/mean_length": "completion_length",
+    "step_time": "step_seconds",
+}
+"""TRL's names → ours in ``metrics.jsonl`` (OPSD's where it logs the same thing). ``reward``,
+``kl``, ``loss`` and ``learning_rate`` keep TRL's names;
+``tokens_per_second`` counts prompt plus completion tokens of the sampled answers (TRL's
+``num_tokens``) per wall second of the whole step: generation, judging and the update."""
+
+LLM_CONFIG_ENV = "PAPERGYM_LLM_CONFIG"
+
+
+def run_grpo(
+    ctx: StageContext,
+    on_step: StepHook | None = None,
+    *,
+    reward: RubricReward | None = None,
+) -> dict[str, Any]:
+    """Train ``ctx.init_model`` with GRPO, save it merged to ``ctx.final_dir``, summarise.
+
+    ``reward`` replaces the one built from ``config.reward`` (tests, a custom judge). Resumes
+    from the stage's last checkpoint when there is one.
+    """
+    callback = MetricsCallback(ctx.metrics, rename=GRPO_METRICS, on_step=on_step)
+    resume = resume_point(ctx)
+    trainer = grpo_trainer(ctx, callbacks=[callback])
+    # The reward function reads the process-wide reward; it is ours only while we train.
+    set_shared_reward(reward or build_reward(ctx.config.reward))
+    try:
+        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    finally:
+        set_shared_reward(None)
+    # The tokenizer as loaded, not as the trainer may have adjusted it (padding side...).
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    save_merged(model, load_tokenizer(ctx.init_model), ctx.final_dir)
+    return grpo_summary(ctx, trainer.state.global_step, resume)
+
+
+def grpo_trainer(ctx: StageContext, callbacks: Sequence[TrainerCallback] = ()) -> GRPOTrainer:
+    """The ``GRPOTrainer`` for this stage: model, tokenizer, data, reward function, LoRA."""
+    tokenizer = load_tokenizer(ctx.init_model)
+    model = load_model(ctx.init_model, ctx.config.model.dtype)
+    lora = ctx.config.lora
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[rubric_reward],
+        args=grpo_config(ctx),
+        train_dataset=Dataset.from_list(ctx.rows["train"]),
+        processing_class=tokenizer,
+        callbacks=list(callbacks),
+        peft_config=lora_config(lora) if lora.enabled else None,
+    )
+    # our metrics log and progress bar replace the per-step dicts TRL would print
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    return trainer
+
+
+def grpo_config(ctx: StageContext) -> GRPOConfig:
+    """Every setting that matters spelled out, so a TRL default change cannot move a run."""
+    settings = ctx.config.grpo
+    on_gpu = torch.cuda.is_available()
+    return GRPOConfig(
+        output_dir=str(ctx.checkpoints_dir),
+        max_steps=settings.steps,
+        learning_rate=settings.learning_rate,
+        lr_scheduler_type="constant",  # as OPSD and verl's default: no decay to 0 by step N
+        num_generations=settings.num_generations,
+        per_device_train_batch_size=settings.prompts_per_step * settings.num_generations,
+        gradient_accumulation_steps=settings.gradient_accumulation_steps,
+        beta=settings.beta,
+        loss_type=settings.loss_type,
+        epsilon=settings.epsilon,
+        epsilon_high=settings.epsilon_high or settings.epsilon,
+        scale_rewards=settings.scale_rewards,
+        max_completion_length=settings.max_completion_length,
+        temperature=settings.temperature,
+        # The reward reads question/reference/rubric: keep every dataset column.
+        remove_unused_columns=False,
+        save_strategy="steps",
+        save_steps=settings.save_every,
+        save_total_limit=settings.keep_checkpoints,
+        logging_steps=1,
+        report_to="none",
+        disable_tqdm=True,
+        seed=ctx.config.seed,
+        use_cpu=not on_gpu,
+        # TRL defaults bf16 to True; mixed precision only where the weights are bf16 on a GPU.
+        bf16=on_gpu and torch_dtype(ctx.config.model.dtype) == torch.bfloat16,
+        fp16=False,
+    )
+
+
+def build_reward(settings: RewardSettings) -> RubricReward:
+    """The rubric reward of ``config.reward``: its judge, its α, its LLM config if any."""
+    with _llm_config(settings.llm_config):
+        judge = make_judge(settings.judge)
+    return RubricReward(judge, alpha=settings.alpha)
+
+
+@contextmanager
+def _llm_config(path: Path | None) -> Iterator[None]:
+    """Point the LLM layer at ``path`` while the judge is built (it reads the environment)."""
+    if path is None:
+        yield
+        return
+    previous = os.environ.get(LLM_CONFIG_ENV)
+    os.environ[LLM_CONFIG_ENV] = str(path)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(LLM_CONFIG_ENV, None)
+        else:
+            os.environ[LLM_CONFIG_ENV] = previous
+
+
+def grpo_summary(ctx: StageContext, steps: int, resumed: Path | None) -> dict[str, Any]:
+    """The common summary plus rewards, answer lengths and the unscored answers' total."""
+    records = ctx.metrics.read()
+    unscored = [r["unscored"] for r in records if isinstance(r.get("unscored"), int | float)]
+    return {
+        **stage_summary(ctx, steps, resumed),
+        "mean_reward": mean_of(records, "reward"),
+        "last_reward": last_of(records, "reward"),
+        "mean_completion_length": mean_of(records, "completion_length"),
+        "unscored": round(sum(unscored)),
+    }

@@ -1,0 +1,98 @@
+"""The SFT baseline of SPEC §4: supervised fine-tuning on the reference answers, with TRL.
+
+Each training row becomes a prompt-completion pair: the chat prompt the policy sees (the
+question alone) and the reference answer as the assistant's turn. TRL's ``SFTTrainer`` then
+computes the loss on the completion tokens only, so the model learns to write answers, not to
+reproduce questions. The paper reports this baseline below the base model (SPEC §4), which is
+why it is a comparison, not a stage of the default pipeline.
+
+``metrics.jsonl`` records keep TRL's names (``loss``, ``learning_rate``...), as OPSD's do, plus
+``tokens_per_second``: non-padding tokens (prompt and completion) forwarded per wall second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from datasets import Dataset
+from transformers import PrinterCallback, ProgressCallback, TrainerCallback
+from trl.trainer.sft_config import SFTConfig
+from trl.trainer.sft_trainer import SFTTrainer
+
+from papergym.train.callbacks import MetricsCallback, resume_point, stage_summary
+from papergym.train.models import (
+    load_model,
+    load_tokenizer,
+    lora_config,
+    save_merged,
+    torch_dtype,
+)
+from papergym.train.run import StageContext, StepHook
+
+
+def run_sft(ctx: StageContext, on_step: StepHook | None = None) -> dict[str, Any]:
+    """Fine-tune ``ctx.init_model`` on the reference answers; save merged to ``ctx.final_dir``."""
+    callback = MetricsCallback(ctx.metrics, on_step=on_step)
+    resume = resume_point(ctx)
+    trainer = sft_trainer(ctx, callbacks=[callback])
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    # The tokenizer as loaded, not as the trainer may have adjusted it (padding side...).
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    save_merged(model, load_tokenizer(ctx.init_model), ctx.final_dir)
+    return stage_summary(ctx, trainer.state.global_step, resume)
+
+
+def sft_example(row: dict[str, Any]) -> dict[str, Any]:
+    """A TRL row as a conversational prompt-completion example: the reference is the answer."""
+    return {
+        "prompt": row["prompt"],
+        "completion": [{"role": "assistant", "content": row["reference"]}],
+    }
+
+
+def sft_trainer(ctx: StageContext, callbacks: Sequence[TrainerCallback] = ()) -> SFTTrainer:
+    """The ``SFTTrainer`` for this stage: model, tokenizer, prompt-completion data, LoRA."""
+    tokenizer = load_tokenizer(ctx.init_model)
+    model = load_model(ctx.init_model, ctx.config.model.dtype)
+    lora = ctx.config.lora
+    trainer = SFTTrainer(
+        model=model,
+        args=sft_config(ctx),
+        train_dataset=Dataset.from_list([sft_example(row) for row in ctx.rows["train"]]),
+        processing_class=tokenizer,
+        callbacks=list(callbacks),
+        peft_config=lora_config(lora) if lora.enabled else None,
+    )
+    # our metrics log and progress bar replace the per-step dicts TRL would print
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    return trainer
+
+
+def sft_config(ctx: StageContext) -> SFTConfig:
+    """Every setting that matters spelled out, so a TRL default change cannot move a run."""
+    settings = ctx.config.sft
+    on_gpu = torch.cuda.is_available()
+    return SFTConfig(
+        output_dir=str(ctx.checkpoints_dir),
+        max_steps=settings.steps,
+        learning_rate=settings.learning_rate,
+        lr_scheduler_type="constant",  # as OPSD and verl's default: no decay to 0 by step N
+        per_device_train_batch_size=settings.batch_size,
+        max_length=settings.max_length,
+        completion_only_loss=True,
+        packing=False,
+        save_strategy="steps",
+        save_steps=settings.save_every,
+        save_total_limit=settings.keep_checkpoints,
+        logging_steps=1,
+        report_to="none",
+        disable_tqdm=True,
+        seed=ctx.config.seed,
+        use_cpu=not on_gpu,
+        # TRL defaults bf16 to True; mixed precision only where the weights are bf16 on a GPU.
+        bf16=on_gpu and torch_dtype(ctx.config.model.dtype) == torch.bfloat16,
+        fp16=False,
+    )
