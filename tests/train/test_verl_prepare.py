@@ -318,8 +318,6 @@ def test_bad_input_is_refused_before_writing(papers_build: Path, tmp_path: Path)
         prepare_verl(load_config(None, data=tmp_path / "none"), out)
     with pytest.raises(BadInputError, match="scale_rewards"):
         prepare_verl(_config(papers_build, tmp_path, "grpo.scale_rewards=batch"), out)
-    with pytest.raises(BadInputError, match="tiny"):
-        prepare_verl(_config(papers_build, tmp_path, "model.name_or_path=tiny"), out)
     with pytest.raises(BadInputError, match="fewer than one step"):
         prepare_verl(_config(papers_build, tmp_path, "grpo.prompts_per_step=64"), out)
     assert not out.exists()
@@ -361,3 +359,12 @@ def test_overrides_compose_with_an_installed_verl(papers_build: Path, tmp_path: 
     with hydra.initialize_config_dir(config_dir=str(config_dir), version_base=None):
         composed = hydra.compose("ppo_trainer", overrides=overrides)
     assert composed.actor_rollout_ref.rollout.n == 8
+
+
+def test_the_tiny_model_travels_inside_the_bundle(papers_build: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    prepare_verl(_config(papers_build, tmp_path, "model.name_or_path=tiny"), out)
+    spec = yaml.safe_load((out / "grpo.yaml").read_text(encoding="utf-8"))
+    model_path = Path(spec["overrides"]["actor_rollout_ref.model.path"])
+    assert model_path == out.resolve() / "tiny-model"
+    assert (model_path / "config.json").is_file() and (model_path / "tokenizer.json").is_file()

@@ -58,6 +58,8 @@ FORMAT_VERSION = 1
 TRAIN_FILE = "data/train.parquet"
 TEST_FILE = "data/test.parquet"
 SAMPLE_FILE = "data/train_sample.parquet"
+TINY_MODEL_DIR = "tiny-model"
+"""With ``model.name_or_path: tiny`` the tiny model is saved here and the config points at it."""
 SAMPLE_ROWS = 8
 """Rows in the stand-in validation file when there is no test split (validation is off)."""
 
@@ -101,12 +103,23 @@ def prepare_verl(config: TrainConfig, out: Path) -> list[Path]:
     """
     from papergym.export.common import replace_dir
     from papergym.train.data import load_instances
+    from papergym.train.models import TINY, resolve_model_path
 
     check_out_dir(out)
     splits = load_instances(config.data)
     val_file = TEST_FILE if splits.get("test") else SAMPLE_FILE
+    tiny = config.model if config.model.name_or_path == TINY else None
+    if tiny is not None:  # the in-process test model travels inside the bundle
+        model = tiny.model_copy(update={"name_or_path": str(out.resolve() / TINY_MODEL_DIR)})
+        config = config.model_copy(update={"model": model})
     spec = bundle_spec(config, splits, val_file)
-    replace_dir(out, lambda folder: _fill(folder, config, splits, val_file, spec))
+
+    def fill(folder: Path) -> None:
+        _fill(folder, config, splits, val_file, spec)
+        if tiny is not None:
+            resolve_model_path(tiny, folder)  # builds folder/tiny-model
+
+    replace_dir(out, fill)
     return [out / TRAIN_FILE, out / val_file, out / SPEC_FILE, out / SCRIPT_FILE, out / README_FILE]
 
 
@@ -292,12 +305,6 @@ def _normalise_by_std(scale_rewards: str) -> bool:
 
 def _model_path(name_or_path: str) -> str:
     """A hub name as is, a local folder made absolute (Ray workers run from other folders)."""
-    from papergym.train.models import TINY
-
-    if name_or_path == TINY:
-        raise BadInputError(
-            None, "model.name_or_path=tiny is the in-process test model; verl needs a HF model"
-        )
     local = Path(name_or_path).expanduser()
     return str(local.resolve()) if local.exists() else name_or_path
 
