@@ -111,7 +111,9 @@ def _quiet_libraries() -> None:
 
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-    warnings.filterwarnings("ignore", message="`(is_)?gradient_checkpointing(_enable|_disable)?` is deprecated")
+    warnings.filterwarnings(
+        "ignore", message="`(is_)?gradient_checkpointing(_enable|_disable)?` is deprecated"
+    )
 
 
 def _run(config: TrainConfig, as_json: bool) -> None:
