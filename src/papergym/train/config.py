@@ -71,7 +71,9 @@ class OPSDSettings(_Settings):
     batch_size: int = Field(8, gt=0)
     """Answers per optimiser step (the effective batch)."""
     micro_batch_size: int = Field(8, gt=0)
-    """Answers per forward pass; smaller saves memory, the loss is the same token mean."""
+    """Answers per forward/backward pass; smaller saves memory, the loss is the same token mean."""
+    generation_batch_size: int | None = Field(None, gt=0)
+    """Answers sampled per ``generate`` call (None: the whole batch at once)."""
     max_new_tokens: int = Field(1024, gt=0)
     temperature: float = Field(1.0, gt=0)
     top_p: float = Field(1.0, gt=0, le=1.0)
@@ -79,7 +81,8 @@ class OPSDSettings(_Settings):
     """Generalised JSD interpolation: 0.5 symmetric JSD, 0 = KL(T‖S), 1 = KL(S‖T)."""
     distill_temperature: float = Field(1.0, gt=0)
     top_k: int | None = Field(None, gt=0)
-    """Compare distributions on the teacher's top-k tokens only (None: full vocabulary)."""
+    """Loss only: compare distributions on the teacher's top-k tokens (None: full vocabulary).
+    Sampling always uses the full distribution (with ``temperature`` and ``top_p``)."""
     teacher: Literal["frozen", "live"] = "frozen"
     """frozen: the initial weights (LoRA adapter disabled); live: the current policy."""
     teacher_context: Literal["rubric", "reference"] = "rubric"

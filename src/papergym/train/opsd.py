@@ -170,6 +170,8 @@ class OPSDTrainer:
         self.pad_id = int(tokenizer.pad_token_id)
         self.stops = stop_token_ids(model, tokenizer)
         self.step = 0
+        self._order: list[int] = []
+        self._order_epoch = -1
         self._frozen_copy = self._frozen_teacher_copy()
         self.optimizer = torch.optim.AdamW(
             [p for p in model.parameters() if p.requires_grad],
@@ -206,10 +208,15 @@ class OPSDTrainer:
         chosen = []
         for index in range(step * size, (step + 1) * size):
             epoch, offset = divmod(index, len(self.rows))
+            chosen.append(self.rows[self._epoch_order(epoch)[offset]])
+        return chosen
+
+    def _epoch_order(self, epoch: int) -> list[int]:
+        if self._order_epoch != epoch:
             order = list(range(len(self.rows)))
             random.Random(self.seed * 1_000_003 + epoch).shuffle(order)
-            chosen.append(self.rows[order[offset]])
-        return chosen
+            self._order, self._order_epoch = order, epoch
+        return self._order
 
     @torch.no_grad()
     def sample(self, rows: Sequence[Row]) -> SampledBatch:
