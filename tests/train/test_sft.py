@@ -7,10 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from papergym.errors import BadInputError
 from papergym.train.run import StageContext
 from papergym.train.sft import run_sft, sft_trainer
 
@@ -81,3 +83,10 @@ def test_sft_full_fine_tuning_resumes(make_context: ContextFactory, tiny_model: 
     initial = AutoModelForCausalLM.from_pretrained(tiny_model).state_dict()
     changed = [k for k, v in checkpoint.items() if not torch.equal(v, initial[k])]
     assert len(changed) > len(checkpoint) // 2  # every layer trains, not an adapter
+
+
+def test_prompts_longer_than_max_length_fail_in_one_line(make_context: ContextFactory) -> None:
+    ctx = sft_context(make_context, sft={"max_length": 4})
+    with pytest.raises(BadInputError, match=r"sft\.max_length=4"):
+        run_sft(ctx)
+    assert not ctx.final_dir.exists()

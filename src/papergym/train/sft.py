@@ -21,6 +21,7 @@ from transformers import PrinterCallback, ProgressCallback, TrainerCallback
 from trl.trainer.sft_config import SFTConfig
 from trl.trainer.sft_trainer import SFTTrainer
 
+from papergym.errors import BadInputError
 from papergym.train.callbacks import MetricsCallback, resume_point, stage_summary
 from papergym.train.models import (
     load_model,
@@ -37,6 +38,12 @@ def run_sft(ctx: StageContext, on_step: StepHook | None = None) -> dict[str, Any
     callback = MetricsCallback(ctx.metrics, on_step=on_step)
     resume = resume_point(ctx)
     trainer = sft_trainer(ctx, callbacks=[callback])
+    if trainer.train_dataset is None or len(trainer.train_dataset) == 0:  # type: ignore[arg-type]
+        raise BadInputError(
+            ctx.config.data.build_dir,
+            f"no SFT example keeps a reference-answer token within sft.max_length="
+            f"{ctx.config.sft.max_length} tokens (the prompts alone are longer); raise it",
+        )
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     # The tokenizer as loaded, not as the trainer may have adjusted it (padding side...).
     model = trainer.accelerator.unwrap_model(trainer.model)
