@@ -23,7 +23,7 @@ right item by chance, which GRPO needs.
 **Training** (every method, every seed, from the same base; LoRA r 16, α 32 on every linear
 layer): the 12 training topics × 4 question phrasings. OPSD's teacher is the base (adapter off)
 reading the question plus the rubric; GRPO is rewarded by the rubric (8 samples per question,
-T = 1, KL 0.01, TRL's linearly decaying learning rate); SFT imitates the reference answers,
+T = 1, KL 0.01, constant learning rate, as OPSD); SFT imitates the reference answers,
 which read like a paper's summary: they name the three items and a measurement but no baseline,
 so they score 0.9, not 1.0.
 
