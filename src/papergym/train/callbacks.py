@@ -17,11 +17,24 @@ import math
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+import torch
+from transformers import (
+    PrinterCallback,
+    ProgressCallback,
+    Trainer,
+    TrainerCallback,
+    TrainerControl,
+    TrainerState,
+    TrainingArguments,
+)
 
+from papergym.train.config import GRPOSettings, SFTSettings
+from papergym.train.models import torch_dtype
 from papergym.train.run import MetricsLog, StageContext, StepHook, write_atomic
+
+T = TypeVar("T", bound=Trainer)
 
 """Called after each logged step with the step and its record (a CLI progress bar...)."""
 
@@ -156,3 +169,33 @@ def last_of(records: list[dict[str, Any]], key: str) -> float | None:
     """The last number logged for ``key`` (None if none was)."""
     values = [r[key] for r in records if isinstance(r.get(key), int | float)]
     return values[-1] if values else None
+
+
+def trainer_args(ctx: StageContext, settings: SFTSettings | GRPOSettings) -> dict[str, Any]:
+    """The TrainingArguments both TRL stages share, spelled out so a TRL default change cannot
+    move a run: schedule, checkpoints, logging, seed and precision."""
+    on_gpu = torch.cuda.is_available()
+    return {
+        "output_dir": str(ctx.checkpoints_dir),
+        "max_steps": settings.steps,
+        "learning_rate": settings.learning_rate,
+        "lr_scheduler_type": "constant",  # as OPSD and verl's default: no decay to 0 by step N
+        "save_strategy": "steps",
+        "save_steps": settings.save_every,
+        "save_total_limit": settings.keep_checkpoints,
+        "logging_steps": 1,
+        "report_to": "none",
+        "disable_tqdm": True,
+        "seed": ctx.config.seed,
+        "use_cpu": not on_gpu,
+        # TRL defaults bf16 to True; mixed precision only where the weights are bf16 on a GPU.
+        "bf16": on_gpu and torch_dtype(ctx.config.model.dtype) == torch.bfloat16,
+        "fp16": False,
+    }
+
+
+def without_console_logs(trainer: T) -> T:
+    """Our metrics log and progress bar replace the per-step dicts TRL would print."""
+    trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(ProgressCallback)
+    return trainer

@@ -166,7 +166,9 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _stage_command(stage: StageName, summary: str) -> None:
+def _training_command(name: str, stage: StageName | None, summary: str) -> None:
+    """Register ``papergym train NAME``: one stage, or (stage None) the config's sequence."""
+
     @reports_errors
     def command(
         config: ConfigArgument,
@@ -179,36 +181,31 @@ def _stage_command(stage: StageName, summary: str) -> None:
         _run(_config(config, overrides, data, output, stage), as_json)
 
     command.__doc__ = summary
-    train_app.command(stage)(command)
+    train_app.command(name)(command)
 
 
-_stage_command(
+_training_command(
+    "opsd",
     "opsd",
     "Rubric-conditioned on-policy self-distillation: the student answers the question alone, "
     "the stop-gradient teacher (same network, rubric in the user turn) scores the same tokens; "
     "generalised JSD loss, LoRA by default.",
 )
-_stage_command(
+_training_command(
+    "grpo",
     "grpo",
     "GRPO with the rubric reward (TRL GRPOTrainer): 8 answers per question, group-normalised "
     "advantages, ratio clipping, KL 0.01 to the reference policy.",
 )
-_stage_command("sft", "The SFT baseline: supervised fine-tuning on the reference answers (TRL).")
-
-
-@train_app.command("pipeline")
-@reports_errors
-def pipeline(
-    config: ConfigArgument,
-    overrides: OverridesArgument = None,
-    data: DataOption = None,
-    output: OutputOption = None,
-    as_json: JsonOption = False,
-    debug: DebugOption = False,
-) -> None:
-    """Run the config's stages in order (default OPSD then GRPO), each starting from the last
-    one's weights. Ablations: stages='\\[grpo, opsd]', stages='\\[grpo]', stages='\\[sft]'."""
-    _run(_config(config, overrides, data, output, None), as_json)
+_training_command(
+    "sft", "sft", "The SFT baseline: supervised fine-tuning on the reference answers (TRL)."
+)
+_training_command(
+    "pipeline",
+    None,
+    "Run the config's stages in order (default OPSD then GRPO), each starting from the last "
+    "one's weights. Ablations: stages='\\[grpo, opsd]', stages='\\[grpo]', stages='\\[sft]'.",
+)
 
 
 @train_app.command("verl-prepare")

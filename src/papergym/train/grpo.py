@@ -26,9 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import torch
 from datasets import Dataset
-from transformers import PrinterCallback, ProgressCallback, TrainerCallback
+from transformers import TrainerCallback
 from trl.trainer.grpo_config import GRPOConfig
 from trl.trainer.grpo_trainer import GRPOTrainer
 
@@ -41,6 +40,8 @@ from papergym.train.callbacks import (
     mean_of,
     resume_point,
     stage_summary,
+    trainer_args,
+    without_console_logs,
 )
 from papergym.train.config import RewardSettings
 from papergym.train.models import (
@@ -48,7 +49,6 @@ from papergym.train.models import (
     load_tokenizer,
     lora_config,
     save_merged,
-    torch_dtype,
 )
 from papergym.train.run import StageContext, StepHook
 
@@ -107,21 +107,14 @@ def grpo_trainer(ctx: StageContext, callbacks: Sequence[TrainerCallback] = ()) -
         callbacks=list(callbacks),
         peft_config=lora_config(lora) if lora.enabled else None,
     )
-    # our metrics log and progress bar replace the per-step dicts TRL would print
-    trainer.remove_callback(PrinterCallback)
-    trainer.remove_callback(ProgressCallback)
-    return trainer
+    return without_console_logs(trainer)
 
 
 def grpo_config(ctx: StageContext) -> GRPOConfig:
     """Every setting that matters spelled out, so a TRL default change cannot move a run."""
     settings = ctx.config.grpo
-    on_gpu = torch.cuda.is_available()
     return GRPOConfig(
-        output_dir=str(ctx.checkpoints_dir),
-        max_steps=settings.steps,
-        learning_rate=settings.learning_rate,
-        lr_scheduler_type="constant",  # as OPSD and verl's default: no decay to 0 by step N
+        **trainer_args(ctx, settings),
         num_generations=settings.num_generations,
         per_device_train_batch_size=settings.prompts_per_step * settings.num_generations,
         gradient_accumulation_steps=settings.gradient_accumulation_steps,
@@ -134,17 +127,6 @@ def grpo_config(ctx: StageContext) -> GRPOConfig:
         temperature=settings.temperature,
         # The reward reads question/reference/rubric: keep every dataset column.
         remove_unused_columns=False,
-        save_strategy="steps",
-        save_steps=settings.save_every,
-        save_total_limit=settings.keep_checkpoints,
-        logging_steps=1,
-        report_to="none",
-        disable_tqdm=True,
-        seed=ctx.config.seed,
-        use_cpu=not on_gpu,
-        # TRL defaults bf16 to True; mixed precision only where the weights are bf16 on a GPU.
-        bf16=on_gpu and torch_dtype(ctx.config.model.dtype) == torch.bfloat16,
-        fp16=False,
     )
 
 

@@ -15,20 +15,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import torch
 from datasets import Dataset
-from transformers import PrinterCallback, ProgressCallback, TrainerCallback
+from transformers import TrainerCallback
 from trl.trainer.sft_config import SFTConfig
 from trl.trainer.sft_trainer import SFTTrainer
 
 from papergym.errors import BadInputError
-from papergym.train.callbacks import MetricsCallback, resume_point, stage_summary
+from papergym.train.callbacks import (
+    MetricsCallback,
+    resume_point,
+    stage_summary,
+    trainer_args,
+    without_console_logs,
+)
 from papergym.train.models import (
     load_model,
     load_tokenizer,
     lora_config,
     save_merged,
-    torch_dtype,
 )
 from papergym.train.run import StageContext, StepHook
 
@@ -72,34 +76,16 @@ def sft_trainer(ctx: StageContext, callbacks: Sequence[TrainerCallback] = ()) ->
         callbacks=list(callbacks),
         peft_config=lora_config(lora) if lora.enabled else None,
     )
-    # our metrics log and progress bar replace the per-step dicts TRL would print
-    trainer.remove_callback(PrinterCallback)
-    trainer.remove_callback(ProgressCallback)
-    return trainer
+    return without_console_logs(trainer)
 
 
 def sft_config(ctx: StageContext) -> SFTConfig:
     """Every setting that matters spelled out, so a TRL default change cannot move a run."""
     settings = ctx.config.sft
-    on_gpu = torch.cuda.is_available()
     return SFTConfig(
-        output_dir=str(ctx.checkpoints_dir),
-        max_steps=settings.steps,
-        learning_rate=settings.learning_rate,
-        lr_scheduler_type="constant",  # as OPSD and verl's default: no decay to 0 by step N
+        **trainer_args(ctx, settings),
         per_device_train_batch_size=settings.batch_size,
         max_length=settings.max_length,
         completion_only_loss=True,
         packing=False,
-        save_strategy="steps",
-        save_steps=settings.save_every,
-        save_total_limit=settings.keep_checkpoints,
-        logging_steps=1,
-        report_to="none",
-        disable_tqdm=True,
-        seed=ctx.config.seed,
-        use_cpu=not on_gpu,
-        # TRL defaults bf16 to True; mixed precision only where the weights are bf16 on a GPU.
-        bf16=on_gpu and torch_dtype(ctx.config.model.dtype) == torch.bfloat16,
-        fp16=False,
     )
