@@ -31,7 +31,7 @@ from transformers import (
 )
 
 from papergym.train.config import GRPOSettings, SFTSettings
-from papergym.train.models import torch_dtype
+from papergym.train.models import load_tokenizer, save_merged, torch_dtype
 from papergym.train.run import MetricsLog, StageContext, StepHook, write_atomic
 
 T = TypeVar("T", bound=Trainer)
@@ -199,3 +199,13 @@ def without_console_logs(trainer: T) -> T:
     trainer.remove_callback(PrinterCallback)
     trainer.remove_callback(ProgressCallback)
     return trainer
+
+
+def train_and_save(trainer: Trainer, ctx: StageContext, resume: Path | None) -> int:
+    """Train (from ``resume`` when given), save the merged model to ``ctx.final_dir``; returns
+    the global step reached."""
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    # The tokenizer as loaded, not as the trainer may have adjusted it (padding side...).
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    save_merged(model, load_tokenizer(ctx.init_model), ctx.final_dir)
+    return trainer.state.global_step

@@ -40,6 +40,7 @@ from papergym.train.callbacks import (
     mean_of,
     resume_point,
     stage_summary,
+    train_and_save,
     trainer_args,
     without_console_logs,
 )
@@ -48,7 +49,6 @@ from papergym.train.models import (
     load_model,
     load_tokenizer,
     lora_config,
-    save_merged,
 )
 from papergym.train.run import StageContext, StepHook
 
@@ -84,13 +84,10 @@ def run_grpo(
     # The reward function reads the process-wide reward; it is ours only while we train.
     set_shared_reward(reward or build_reward(ctx.config.reward))
     try:
-        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        steps = train_and_save(trainer, ctx, resume)
     finally:
         set_shared_reward(None)
-    # The tokenizer as loaded, not as the trainer may have adjusted it (padding side...).
-    model = trainer.accelerator.unwrap_model(trainer.model)
-    save_merged(model, load_tokenizer(ctx.init_model), ctx.final_dir)
-    return grpo_summary(ctx, trainer.state.global_step, resume)
+    return grpo_summary(ctx, steps, resume)
 
 
 def grpo_trainer(ctx: StageContext, callbacks: Sequence[TrainerCallback] = ()) -> GRPOTrainer:

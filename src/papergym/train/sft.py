@@ -25,6 +25,7 @@ from papergym.train.callbacks import (
     MetricsCallback,
     resume_point,
     stage_summary,
+    train_and_save,
     trainer_args,
     without_console_logs,
 )
@@ -32,7 +33,6 @@ from papergym.train.models import (
     load_model,
     load_tokenizer,
     lora_config,
-    save_merged,
 )
 from papergym.train.run import StageContext, StepHook
 
@@ -48,11 +48,7 @@ def run_sft(ctx: StageContext, on_step: StepHook | None = None) -> dict[str, Any
             f"no SFT example keeps a reference-answer token within sft.max_length="
             f"{ctx.config.sft.max_length} tokens (the prompts alone are longer); raise it",
         )
-    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
-    # The tokenizer as loaded, not as the trainer may have adjusted it (padding side...).
-    model = trainer.accelerator.unwrap_model(trainer.model)
-    save_merged(model, load_tokenizer(ctx.init_model), ctx.final_dir)
-    return stage_summary(ctx, trainer.state.global_step, resume)
+    return stage_summary(ctx, train_and_save(trainer, ctx, resume), resume)
 
 
 def sft_example(row: dict[str, Any]) -> dict[str, Any]:
