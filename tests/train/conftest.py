@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from train_samples import train_instance
 
-from papergym.build.general import GENERAL_CRITERIA
 from papergym.export.trl import trl_rows
 from papergym.jsonl import write_jsonl
-from papergym.records import Criterion, Instance, Rubric
+from papergym.records import Instance
 from papergym.train.config import StageName, TrainConfig
 from papergym.train.run import StageContext
 from papergym.train.tiny import save_tiny_model
@@ -30,38 +30,6 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny in-process model (vocab 512, hidden 64), saved once per session; read-only."""
     return save_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
-
-
-def train_instance(paper: str, topic: str) -> Instance:
-    """A small instance: three specific criteria on ``topic`` and the general criteria."""
-    specific = tuple(
-        Criterion(
-            id=f"{paper}-c{rank}",
-            text=f"The plan {text} {topic}.",
-            dimension="method" if rank == 1 else "experiment",
-            origin="answer",
-            rank=rank,
-        )
-        for rank, text in enumerate(
-            (
-                "routes queries to a few key blocks for",
-                "evaluates on long documents for",
-                "reports five seeds for",
-            ),
-            start=1,
-        )
-    )
-    return Instance(
-        id=Instance.make_id("papergym", "llm", paper),
-        recipe="papergym",
-        builder="llm",
-        paper_id=paper,
-        title=f"Paper {paper}",
-        question=f"Current methods for {topic} are expensive. Propose a research plan.",
-        reference_answer=f"We route queries to a few key blocks for {topic}, evaluate on long "
-        "documents and report the mean over five seeds.",
-        rubric=Rubric(specific=specific, general=GENERAL_CRITERIA),
-    )
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import torch
-from train_samples import sample_rows, tiny_model_dir
+from train_samples import sample_rows
 
 from papergym.train.config import LoraSettings, OPSDSettings
 from papergym.train.models import load_model, load_tokenizer, with_lora
@@ -25,14 +25,9 @@ from papergym.train.opsd import (
 LORA = LoraSettings(r=4, alpha=8)
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_model_dir(tmp_path_factory.mktemp("opsd-model"))
+@pytest.fixture
+def model_dir(tiny_model: Path) -> Path:
+    return tiny_model
 
 
 def settings(**overrides: Any) -> OPSDSettings:

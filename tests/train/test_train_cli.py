@@ -7,11 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from train_samples import sample_instance
 from typer.testing import CliRunner
 
 from papergym.cli import app
-from papergym.jsonl import write_jsonl
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 TINY = [
@@ -21,15 +19,6 @@ TINY = [
     "opsd.max_new_tokens=8",
     "opsd.save_every=1",
 ]
-
-
-@pytest.fixture
-def build_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    out = tmp_path / "build"
-    out.mkdir()
-    write_jsonl(out / "instances.jsonl", [sample_instance(t) for t in ("a b", "c d", "e f")])
-    return out
 
 
 @pytest.mark.parametrize("command", ["opsd", "grpo", "sft", "pipeline", "verl-prepare"])

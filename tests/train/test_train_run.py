@@ -8,10 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from train_samples import sample_instance
 
 from papergym.errors import BadInputError
-from papergym.jsonl import write_jsonl
 from papergym.train.config import StageName, TrainConfig
 from papergym.train.run import (
     StageContext,
@@ -20,14 +18,6 @@ from papergym.train.run import (
     prune_checkpoints,
     run_pipeline,
 )
-
-
-@pytest.fixture
-def build_dir(tmp_path: Path) -> Path:
-    out = tmp_path / "build"
-    out.mkdir()
-    write_jsonl(out / "instances.jsonl", [sample_instance(t) for t in ("a b", "c d", "e f")])
-    return out
 
 
 def config(tmp_path: Path, build_dir: Path, **extra: Any) -> TrainConfig:
@@ -66,8 +56,8 @@ def test_stages_run_in_order_each_from_the_previous_weights(
     result = run_pipeline(config(tmp_path, build_dir, stages=["grpo", "opsd"]), recorder.runners())
     run = tmp_path / "run"
     assert recorder.calls == [
-        ("grpo", "some/base-model", 3),
-        ("opsd", str(run / "1-grpo" / "final"), 3),
+        ("grpo", "some/base-model", 2),
+        ("opsd", str(run / "1-grpo" / "final"), 2),
     ]
     assert result["final_model"] == str(run / "2-opsd" / "final")
     assert json.loads((run / "summary.json").read_text())["final_model"] == result["final_model"]
