@@ -177,3 +177,24 @@ def test_resumed_run_equals_an_uninterrupted_one(
         straight.model.named_parameters(), resumed.model.named_parameters(), strict=True
     ):
         assert torch.allclose(a, b, atol=1e-6), name
+
+
+def test_gradient_checkpointing_gives_the_same_loss_and_gradients(model_dir: Path) -> None:
+    rows = sample_rows(2)
+    results = []
+    for checkpointing in (False, True):
+        trainer = trainer_for(
+            model_dir, rows, opsd=settings(batch_size=2, gradient_checkpointing=checkpointing)
+        )
+        batch = trainer.sample(trainer.rows_for_step(0))
+        loss = trainer.loss(batch, slice(0, 2))
+        loss.backward()  # type: ignore[no-untyped-call]
+        grads = {
+            n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None
+        }
+        assert not trainer.model.training  # back in eval mode after the student pass
+        results.append((float(loss.detach()), grads))
+    (plain_loss, plain), (ckpt_loss, ckpt) = results
+    assert ckpt_loss == pytest.approx(plain_loss, abs=1e-6)
+    assert plain.keys() == ckpt.keys() and plain
+    assert all(torch.allclose(plain[n], ckpt[n], atol=1e-6) for n in plain)

@@ -90,6 +90,8 @@ class OPSDSettings(_Settings):
     warmup_steps: int = Field(0, ge=0)
     weight_decay: float = Field(0.0, ge=0.0)
     max_grad_norm: float = Field(1.0, gt=0)
+    gradient_checkpointing: bool = False
+    """Recompute the student's activations in the backward pass: less memory for long answers."""
     save_every: int = Field(50, gt=0)
     keep_checkpoints: int = Field(2, gt=0)
 

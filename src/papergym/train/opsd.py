@@ -172,6 +172,11 @@ class OPSDTrainer:
         self.step = 0
         self._order: list[int] = []
         self._order_epoch = -1
+        if settings.gradient_checkpointing:
+            _without_dropout(model)  # checkpointing needs train mode; dropout must stay off
+            model.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False}
+            )
         self._frozen_copy = self._frozen_teacher_copy()
         self.optimizer = torch.optim.AdamW(
             [p for p in model.parameters() if p.requires_grad],
@@ -283,9 +288,14 @@ class OPSDTrainer:
                 completions,
                 mask,
             )
-        student_logits = completion_logits(
-            self.model, student_ids.to(self.device), student_mask.to(self.device), completions, mask
-        )
+        with self._student_mode():
+            student_logits = completion_logits(
+                self.model,
+                student_ids.to(self.device),
+                student_mask.to(self.device),
+                completions,
+                mask,
+            )
         return generalized_jsd(
             student_logits,
             teacher_logits.detach(),
@@ -305,6 +315,16 @@ class OPSDTrainer:
                 yield self.model
         else:
             yield self._frozen_copy
+
+    @contextlib.contextmanager
+    def _student_mode(self) -> Iterator[None]:
+        """Train mode for the student pass when checkpointing (transformers only recomputes
+        activations in train mode); eval mode otherwise, and always afterwards."""
+        self.model.train(self.settings.gradient_checkpointing)
+        try:
+            yield
+        finally:
+            self.model.train(False)
 
     # -- schedule, loop, checkpoints -----------------------------------------------------------
 
@@ -399,6 +419,15 @@ def run_opsd(ctx: StageContext, on_step: StepHook | None = None) -> dict[str, An
     summary = trainer.train(on_step=on_step)
     save_merged(trainer.model, tokenizer, ctx.final_dir)
     return {**summary, "resumed_from": resume.name if resume else None}
+
+
+def _without_dropout(model: Any) -> None:
+    """Zero every dropout probability, so train mode computes what eval mode does."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+        if isinstance(getattr(module, "attention_dropout", None), float):
+            module.attention_dropout = 0.0
 
 
 def _mean(values: Sequence[float]) -> float | None:
