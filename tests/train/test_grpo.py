@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from transformers import AutoModelForCausalLM
 from papergym.records import Instance, Verdict
 from papergym.reward.judge import RubricJudge
 from papergym.reward.reward import RubricReward
+from papergym.testing.openai_server import FakeOpenAIServer
 from papergym.train.config import RewardSettings
 from papergym.train.grpo import LLM_CONFIG_ENV, build_reward, grpo_config, run_grpo
 from papergym.train.run import StageContext
@@ -176,3 +178,32 @@ def _no_shared_reward_left() -> Iterator[None]:
 
     yield
     assert runtime._reward is None
+
+
+def every_criterion_met(request: dict[str, Any]) -> dict[str, Any]:
+    """A judge that passes every criterion it is shown (ids read from its numbered list)."""
+    listed = str(request["messages"][0]["content"]).split("Criteria (", 1)[1]
+    ids = re.findall(r"^(\d+)\. ", listed.split("Plan to grade:", 1)[0], re.MULTILINE)
+    return {"verdicts": [{"criterion_id": int(n), "reason": "met", "verdict": 1} for n in ids]}
+
+
+def test_grpo_with_the_llm_judge_over_http(make_context: ContextFactory, tmp_path: Path) -> None:
+    """The whole path a user runs: config.reward.judge=llm → RubricJudge → HTTP server."""
+    with FakeOpenAIServer(responder=every_criterion_met) as server:
+        path = tmp_path / "llm.yaml"
+        path.write_text(
+            f"default: {{backend: openai, base_url: '{server.base_url}', model: judge-model}}\n"
+            "cache: false\n"
+        )
+        ctx = make_context(
+            "grpo",
+            grpo={**TINY_GRPO, "steps": 1},
+            reward={"judge": "llm", "alpha": 0.7, "llm_config": str(path)},
+        )
+        summary = run_grpo(ctx)
+        judged = len(server.requests)
+    [record] = ctx.metrics.read()
+    assert judged >= TINY_GRPO["num_generations"]  # every answer went through HTTP
+    assert record["unscored"] == 0
+    assert record["reward"] == record["reward_specific"] == record["reward_general"] == 1.0
+    assert summary["steps"] == 1 and summary["mean_reward"] == 1.0
