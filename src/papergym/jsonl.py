@@ -42,6 +42,21 @@ def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
     return count
 
 
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a temporary file, then a rename): a reader never
+    sees half a file, and an interrupted write leaves the old one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def append_jsonl(path: str | Path, record: BaseModel) -> None:
     """Append one record as a single complete line (flushed), creating the file if needed."""
     path = Path(path)

@@ -9,7 +9,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-import torch
 from safetensors.torch import load_file
 
 from papergym.reward import runtime
@@ -55,4 +54,3 @@ def test_cpu_demo_runs_opsd_then_grpo(tmp_path: Path, monkeypatch: pytest.Monkey
     rewards = [m["reward"] for m in grpo if "reward" in m]
     assert rewards and all(0.0 <= r <= 1.0 for r in rewards)  # the rubric reward was called
     assert any((run / "2-grpo" / "checkpoints").glob("checkpoint-*"))
-    assert not torch.isnan(torch.tensor(rewards)).any()

@@ -9,8 +9,6 @@ nothing), and one-line errors.
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -42,7 +40,7 @@ from papergym.cliutil import (
     stdout,
 )
 from papergym.errors import BadInputError
-from papergym.jsonl import write_jsonl
+from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig, load_llm_config
 from papergym.llm.report import usage_table
@@ -228,21 +226,8 @@ def _write(out: Path, datasets: Sequence[AuditDataset], report: AuditReport) -> 
         write_jsonl(out / INSTANCES_FILE, audited)
         written.append(out / INSTANCES_FILE)
     final = report.model_copy(update={"written": [str(p) for p in written]})
-    _write_text(out / REPORT_FILE, final.model_dump_json(indent=2) + "\n")
+    write_text_atomic(out / REPORT_FILE, final.model_dump_json(indent=2) + "\n")
     return written
-
-
-def _write_text(path: Path, text: str) -> None:
-    """Write atomically (temporary file, then rename), like :func:`papergym.jsonl.write_jsonl`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _print(report: AuditReport, tracker: UsageTracker | None, *, json_output: bool) -> None:

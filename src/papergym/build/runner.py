@@ -17,8 +17,6 @@ duplicates and no repeated calls.
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +29,7 @@ from papergym import __version__
 from papergym.build.llm_recipe import BuildDropError, LLMBuilder
 from papergym.errors import BadInputError
 from papergym.ingestion import ingest_sources
-from papergym.jsonl import write_jsonl
+from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig
 from papergym.llm.types import LLMError, Role
@@ -115,20 +113,12 @@ def prepare_output(out: Path, settings: BuildSettings) -> bool:
     else:
         resuming = False
     out.mkdir(parents=True, exist_ok=True)
-    _write_atomic(config_path, yaml.safe_dump(settings.model_dump(), sort_keys=False))
+    write_text_atomic(config_path, yaml.safe_dump(settings.model_dump(), sort_keys=False))
     return resuming
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
 def _save(path: Path, record: BaseModel) -> None:
-    _write_atomic(path, record.model_dump_json(exclude_computed_fields=True, indent=1))
+    write_text_atomic(path, record.model_dump_json(exclude_computed_fields=True, indent=1))
 
 
 def _load(path: Path, model: type[Any]) -> Any:

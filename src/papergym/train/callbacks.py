@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,9 +30,16 @@ from transformers import (
     TrainingArguments,
 )
 
+from papergym.jsonl import write_text_atomic
 from papergym.train.config import GRPOSettings, SFTSettings
-from papergym.train.models import load_tokenizer, save_merged, torch_dtype
-from papergym.train.run import MetricsLog, StageContext, StepHook, write_atomic
+from papergym.train.models import (
+    load_model,
+    load_tokenizer,
+    lora_config,
+    save_merged,
+    torch_dtype,
+)
+from papergym.train.run import MetricsLog, StageContext, StepHook
 
 T = TypeVar("T", bound=Trainer)
 
@@ -128,7 +135,7 @@ def trim_metrics(metrics: MetricsLog, last_step: int) -> None:
     lines = metrics.path.read_text(encoding="utf-8").splitlines()
     kept = [line for line in lines if line.strip() and json.loads(line)["step"] <= last_step]
     if len(kept) != len(lines):
-        write_atomic(metrics.path, "".join(line + "\n" for line in kept))
+        write_text_atomic(metrics.path, "".join(line + "\n" for line in kept))
 
 
 def resume_point(ctx: StageContext) -> Path | None:
@@ -209,3 +216,15 @@ def train_and_save(trainer: Trainer, ctx: StageContext, resume: Path | None) -> 
     model = trainer.accelerator.unwrap_model(trainer.model)
     save_merged(model, load_tokenizer(ctx.init_model), ctx.final_dir)
     return trainer.state.global_step
+
+
+def trainer_inputs(ctx: StageContext, callbacks: Sequence[TrainerCallback]) -> dict[str, Any]:
+    """What both TRL trainers are built from: the stage's model and tokenizer, our callbacks,
+    and the LoRA config when LoRA is on."""
+    lora = ctx.config.lora
+    return {
+        "model": load_model(ctx.init_model, ctx.config.model.dtype),
+        "processing_class": load_tokenizer(ctx.init_model),
+        "callbacks": list(callbacks),
+        "peft_config": lora_config(lora) if lora.enabled else None,
+    }

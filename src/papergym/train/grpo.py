@@ -42,14 +42,10 @@ from papergym.train.callbacks import (
     stage_summary,
     train_and_save,
     trainer_args,
+    trainer_inputs,
     without_console_logs,
 )
 from papergym.train.config import RewardSettings
-from papergym.train.models import (
-    load_model,
-    load_tokenizer,
-    lora_config,
-)
 from papergym.train.run import StageContext, StepHook
 
 GRPO_METRICS = {
@@ -92,17 +88,11 @@ def run_grpo(
 
 def grpo_trainer(ctx: StageContext, callbacks: Sequence[TrainerCallback] = ()) -> GRPOTrainer:
     """The ``GRPOTrainer`` for this stage: model, tokenizer, data, reward function, LoRA."""
-    tokenizer = load_tokenizer(ctx.init_model)
-    model = load_model(ctx.init_model, ctx.config.model.dtype)
-    lora = ctx.config.lora
     trainer = GRPOTrainer(
-        model=model,
+        **trainer_inputs(ctx, callbacks),
         reward_funcs=[rubric_reward],
         args=grpo_config(ctx),
         train_dataset=Dataset.from_list(ctx.rows["train"]),
-        processing_class=tokenizer,
-        callbacks=list(callbacks),
-        peft_config=lora_config(lora) if lora.enabled else None,
     )
     return without_console_logs(trainer)
 

@@ -37,6 +37,7 @@ from peft import PeftModel, set_peft_model_state_dict
 from safetensors.torch import load_file
 from transformers import PreTrainedTokenizerBase
 
+from papergym.jsonl import write_text_atomic
 from papergym.train.config import OPSDSettings
 from papergym.train.losses import generalized_jsd
 from papergym.train.models import load_model, load_tokenizer, save_merged, with_lora
@@ -45,7 +46,6 @@ from papergym.train.run import (
     StageContext,
     StepHook,
     prune_checkpoints,
-    write_atomic,
 )
 
 Row = dict[str, Any]
@@ -362,7 +362,7 @@ class OPSDTrainer:
         self.model.save_pretrained(target)
         torch.save(self.optimizer.state_dict(), target / "optimizer.pt")
         state = {"global_step": self.step, "seed": self.seed}
-        write_atomic(target / "trainer_state.json", json.dumps(state))
+        write_text_atomic(target / "trainer_state.json", json.dumps(state))
         prune_checkpoints(self.checkpoints_dir, self.settings.keep_checkpoints)
         return target
 

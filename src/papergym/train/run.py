@@ -19,9 +19,8 @@ continues from its last checkpoint. A folder written by a different configuratio
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from typing import Any
 import yaml
 
 from papergym.errors import BadInputError
+from papergym.jsonl import write_text_atomic
 from papergym.train.config import StageName, TrainConfig
 
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
@@ -107,8 +107,6 @@ def _complete(checkpoint: Path) -> bool:
 
 def prune_checkpoints(folder: Path, keep: int) -> None:
     """Delete all but the ``keep`` newest complete checkpoints."""
-    import shutil
-
     found = sorted(
         (int(m.group(1)), p)
         for p in folder.iterdir()
@@ -116,14 +114,6 @@ def prune_checkpoints(folder: Path, keep: int) -> None:
     )
     for _, path in found[:-keep]:
         shutil.rmtree(path, ignore_errors=True)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
 
 
 def prepare_run_dir(config: TrainConfig) -> Path:
@@ -149,7 +139,7 @@ def prepare_run_dir(config: TrainConfig) -> Path:
                 "use another output_dir or the same config",
             )
     out.mkdir(parents=True, exist_ok=True)
-    write_atomic(config_path, yaml.safe_dump(resolved, sort_keys=False))
+    write_text_atomic(config_path, yaml.safe_dump(resolved, sort_keys=False))
     return out
 
 
@@ -186,9 +176,9 @@ def run_pipeline(
             summary = {"stage": stage, "init_model": current, **runners[stage](ctx)}
             summary["final_model"] = str(ctx.final_dir)
             summary["seconds"] = round(time.perf_counter() - started, 1)
-            write_atomic(summary_path, json.dumps(summary, indent=1, default=float))
+            write_text_atomic(summary_path, json.dumps(summary, indent=1, default=float))
         summaries.append(summary)
         current = str(ctx.final_dir)
     result = {"run_dir": str(run_dir), "stages": summaries, "final_model": current}
-    write_atomic(run_dir / "summary.json", json.dumps(result, indent=1, default=float))
+    write_text_atomic(run_dir / "summary.json", json.dumps(result, indent=1, default=float))
     return result

@@ -27,12 +27,8 @@ from papergym.train.callbacks import (
     stage_summary,
     train_and_save,
     trainer_args,
+    trainer_inputs,
     without_console_logs,
-)
-from papergym.train.models import (
-    load_model,
-    load_tokenizer,
-    lora_config,
 )
 from papergym.train.run import StageContext, StepHook
 
@@ -61,16 +57,10 @@ def sft_example(row: dict[str, Any]) -> dict[str, Any]:
 
 def sft_trainer(ctx: StageContext, callbacks: Sequence[TrainerCallback] = ()) -> SFTTrainer:
     """The ``SFTTrainer`` for this stage: model, tokenizer, prompt-completion data, LoRA."""
-    tokenizer = load_tokenizer(ctx.init_model)
-    model = load_model(ctx.init_model, ctx.config.model.dtype)
-    lora = ctx.config.lora
     trainer = SFTTrainer(
-        model=model,
+        **trainer_inputs(ctx, callbacks),
         args=sft_config(ctx),
         train_dataset=Dataset.from_list([sft_example(row) for row in ctx.rows["train"]]),
-        processing_class=tokenizer,
-        callbacks=list(callbacks),
-        peft_config=lora_config(lora) if lora.enabled else None,
     )
     return without_console_logs(trainer)
 
