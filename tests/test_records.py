@@ -69,7 +69,7 @@ def test_bad_line_names_file_and_line(tmp_path: Path) -> None:
     write_jsonl(path, [make_paper()])
     with path.open("a") as handle:
         handle.write("{not json\n")
-    with pytest.raises(BadInputError, match=r"papers\.jsonl:2: not a valid Paper"):
+    with pytest.raises(BadInputError, match=r"papers\.jsonl:2: not valid JSON"):
         read_jsonl(path, Paper)
 
 

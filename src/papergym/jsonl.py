@@ -6,6 +6,7 @@ never leaves half a file behind; appends add one complete line at a time, for re
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import tempfile
@@ -66,23 +67,46 @@ def append_jsonl(path: str | Path, record: BaseModel) -> None:
         handle.flush()
 
 
-def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
-    """Yield records of type ``model`` from ``path``; a bad line raises an error naming it."""
+def iter_json_lines(path: str | Path) -> Iterator[tuple[int, object]]:
+    """Yield ``(line number, parsed JSON value)`` for each non-blank line of ``path``.
+
+    A UTF-8 byte-order mark is accepted (editors on Windows write one); a folder, a missing
+    file, bytes that are not UTF-8 and a line that is not JSON each raise a one-line
+    :class:`BadInputError` naming the file (and line).
+    """
     path = Path(path)
+    if path.is_dir():
+        raise BadInputError(path, "is a folder, not a JSONL file")
     if not path.is_file():
         raise BadInputError(path, "no such file")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:  # bytes, so a decoding error names its own line
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise BadInputError(
+                    f"{path}:{number}", f"not UTF-8 text (byte {error.start} of the line)"
+                ) from None
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
-                yield model.model_validate(data)
-            except (json.JSONDecodeError, ValidationError) as error:
-                first = str(error).splitlines()[0]
-                raise BadInputError(
-                    f"{path}:{number}", f"not a valid {model.__name__}: {first}"
-                ) from error
+                yield number, json.loads(line)
+            except json.JSONDecodeError as error:
+                raise BadInputError(f"{path}:{number}", f"not valid JSON: {error}") from None
+
+
+def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
+    """Yield records of type ``model`` from ``path``; a bad line raises an error naming it."""
+    for number, data in iter_json_lines(path):
+        try:
+            yield model.model_validate(data)
+        except ValidationError as error:
+            first = str(error).splitlines()[0]
+            raise BadInputError(
+                f"{path}:{number}", f"not a valid {model.__name__}: {first}"
+            ) from error
 
 
 def read_jsonl(path: str | Path, model: type[M]) -> list[M]:
