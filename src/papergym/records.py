@@ -188,6 +188,18 @@ class Drop(Record):
     paper_id: str | None = None
 
 
+class BuildFailure(Record):
+    """A paper a build run could not finish because the LLM endpoint failed, not the paper.
+
+    Unlike a :class:`Drop` it does not finish the paper: the next run of the same build retries it.
+    """
+
+    source: str
+    step: str = Field(description="llm:transport, llm:truncated, llm:budget or llm:error.")
+    reason: str
+    paper_id: str
+
+
 # --- reward records: (instance, answer) → verdicts → score ------------------------------------
 
 
@@ -211,6 +223,9 @@ class Score(Record):
     verdicts: tuple[Verdict, ...] = ()
     unscored_reason: str | None = None
     judge: str = Field(default="", description="Which judge produced the verdicts.")
+    answer_truncated: bool = Field(
+        default=False, description="The answer was cut to the reward's length limit before judging."
+    )
 
     @property
     def scored(self) -> bool:

@@ -94,7 +94,7 @@ def test_different_configuration_in_the_same_folder_is_refused(
     assert runner.invoke(app, build_args(server, out, tmp_path / "cache")).exit_code == 0
     other = runner.invoke(app, build_args(server, out, tmp_path / "cache", "--recipe", "innov"))
     assert other.exit_code == 2
-    assert "different configuration (recipe)" in other.output
+    assert "different configuration (recipe: papergym → innov)" in other.output
 
 
 @pytest.mark.parametrize("recipe", ["innov", "design"])
@@ -123,14 +123,16 @@ def test_unreachable_endpoint_fails_fast_before_work(tmp_path: Path) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code != 0
     assert "unreachable" in result.output
-    assert not (out / "papers").exists()
+    assert not out.exists()  # checked before the output folder is created
 
 
 def test_unparseable_answers_drop_the_paper_with_a_reason(tmp_path: Path) -> None:
     with FakeOpenAIServer(default="malformed") as broken:
         out = tmp_path / "env"
         result = runner.invoke(app, build_args(broken, out, tmp_path / "cache"))
-    assert result.exit_code == 0, result.output
+    # Output still invalid after the repairs is the paper's drop, and no instance is a failure.
+    assert result.exit_code == 2, result.output
+    assert "no instance built" in result.stderr
     [drop] = read_jsonl(out / "dropped.jsonl", Drop)
     assert drop.step.startswith("llm:") and "attempt" in drop.reason
     assert read_jsonl(out / "instances.jsonl", Instance) == []

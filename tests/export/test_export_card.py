@@ -6,6 +6,8 @@ from pathlib import Path
 from export_samples import instance, sample_drops, sample_instances
 
 from papergym.export.card import card_stats, usage_stats, write_card
+from papergym.records import BuildFailure, Drop
+from papergym.redact import register_secret
 
 
 def test_export_card_stats_counts_and_shares() -> None:
@@ -96,3 +98,29 @@ def test_export_card_for_llm_builds_does_not_call_them_a_baseline(tmp_path: Path
     text = (tmp_path / "card.md").read_text(encoding="utf-8")
     assert "baseline" not in text.lower()
     assert "No usage was recorded" in text
+
+
+def test_export_card_masks_secrets_and_lists_unfinished_papers(tmp_path: Path) -> None:
+    key = "sk-card-test-key-5551234"
+    register_secret(key)
+    url = "http://me:hunter2-password@llm.example/v1"
+    failure = BuildFailure(
+        source="p1", step="llm:transport", reason=f"{url}: HTTP 500 (key {key})", paper_id="a"
+    )
+    write_card(
+        tmp_path,
+        [instance("b")],
+        [Drop(source="p2", step="llm:output", reason=f"echoed {key}")],
+        config={"base_url": url},
+        usage=None,
+        builder_note=None,
+        leakage=None,
+        failures=[failure],
+    )
+    text = (tmp_path / "card.md").read_text(encoding="utf-8")
+    data = (tmp_path / "card.json").read_text(encoding="utf-8")
+    for recorded in (text, data):
+        assert key not in recorded and "hunter2" not in recorded
+        assert "http://***@llm.example/v1" in recorded
+    assert "Not finished: the LLM endpoint failed" in text and "retries them" in text
+    assert json.loads(data)["failed"][0]["step"] == "llm:transport"

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,11 +22,14 @@ from rich.table import Table
 
 from papergym.build.runner import (
     Builder,
+    BuildInput,
     BuildResult,
     BuildSettings,
     ProgressHook,
-    prepare_output,
+    check_output,
+    read_sources,
     settings_for,
+    start_output,
     usage_json,
 )
 from papergym.cliutil import (
@@ -45,8 +49,9 @@ from papergym.errors import BadInputError
 from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig, load_llm_config
 from papergym.llm.report import usage_table
-from papergym.llm.types import Role
+from papergym.llm.types import LLMError, Role
 from papergym.records import BuilderName
+from papergym.redact import redact
 
 EXTRACTIVE_NOTE = (
     "Built by the extractive baseline: sentences are selected from the paper, not written; "
@@ -70,7 +75,8 @@ def build(
         typer.Option(
             "-o",
             "--out",
-            help="Output folder (created; an existing one from the same configuration is resumed).",
+            help="Output folder (created; an existing one from the same configuration is "
+            "resumed, one from another configuration refused, naming the keys that differ).",
             show_default=False,
         ),
     ],
@@ -121,7 +127,9 @@ def build(
 ) -> None:
     """Build RL instances (question, reference answer, leakage-checked rubric) from papers.
 
-    Writes OUT/instances.jsonl, dropped.jsonl, per-paper records under papers/, card.md, card.json and config.yaml. Re-running the same command resumes: finished papers are skipped and LLM answers come from the cache.
+    Writes OUT/instances.jsonl, dropped.jsonl, failed.jsonl, per-paper records under papers/, card.md, card.json and config.yaml. Re-running the same command resumes: finished papers are skipped and LLM answers come from the cache.
+
+    A paper whose LLM endpoint failed (unreachable, server errors, answers still cut off, budget spent) is not dropped: it is listed in failed.jsonl and retried by the next run. Exit code 0 when instances were built and nothing failed; 1 when papers failed for the endpoint (run the same command again); 2 on bad input or when no instance could be built.
     """
     config = load_llm_config(
         llm_config,
@@ -133,16 +141,45 @@ def build(
     )
     chosen = _builder(builder, config)
     settings = settings_for(
-        recipe, chosen, config, limit=limit, paper_concurrency=paper_concurrency
+        recipe,
+        chosen,
+        config,
+        leakage_judge=leakage_judge,
+        limit=limit,
+        paper_concurrency=paper_concurrency,
     )
-    resuming = prepare_output(out, settings)
-    result = asyncio.run(_run(out, settings, config if chosen == "llm" else None, sources))
+    # Everything that can be refused is checked before the output folder is touched.
+    resuming = check_output(out, settings)
+    given = read_sources(sources)
+    result = asyncio.run(_run(out, settings, config if chosen == "llm" else None, given))
     _write_card(out, result, settings.model_dump(), chosen)
     if json_output:
         print(json.dumps(_summary_json(result, resuming), ensure_ascii=False, indent=2))
     else:
         _print_summary(result, resuming)
-    if result.papers == 0:
+    _exit_status(result)
+
+
+def _exit_status(result: BuildResult) -> None:
+    """One line and a non-zero exit when the build is not complete (see the command's help)."""
+    if result.failures:
+        steps = Counter(f.step for f in result.failures)
+        kinds = ", ".join(f"{n} {step}" for step, n in steps.most_common())
+        stderr.print(
+            f"[red]error:[/red] {len(result.failures)} paper(s) not finished because the LLM "
+            f"endpoint failed ({kinds}; see {escape(str(result.out / 'failed.jsonl'))}); "
+            "they are not dropped: run the same command again to retry them",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
+    if not result.instances:
+        stderr.print(
+            f"[red]error:[/red] no instance built: {result.papers} paper(s), "
+            f"{len(result.drops)} dropped (see {escape(str(result.out / 'dropped.jsonl'))})",
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(2)
 
 
@@ -157,16 +194,25 @@ def _builder(choice: str, config: LLMConfig) -> BuilderName:
 
 
 async def _run(
-    out: Path, settings: BuildSettings, config: LLMConfig | None, sources: list[Path]
+    out: Path, settings: BuildSettings, config: LLMConfig | None, given: BuildInput
 ) -> BuildResult:
     llm = LLMClient.from_config(config) if config is not None else None
     try:
         if llm is not None:
             roles: list[Role] = ["extractor", "writer", "rubric"]
-            await llm.ping([*roles, "judge"] if settings.leakage_judge else roles)  # fail fast
+            try:  # fail fast, before the output folder is created
+                await llm.ping([*roles, "judge"] if settings.leakage_judge else roles)
+            except LLMError as error:
+                stderr.print(
+                    f"[red]error:[/red] {escape(redact(str(error).strip()))}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+                raise typer.Exit(1) from None
+        start_output(out, settings)
         with _Progress() as hook:
             builder = Builder(out=out, settings=settings, llm=llm, progress=hook)
-            return await builder.run(sources)
+            return await builder.run(given)
     finally:
         if llm is not None:
             await llm.aclose()
@@ -211,6 +257,7 @@ def _write_card(out: Path, result: BuildResult, config: dict[str, object], build
         usage=usage_json(result.usage),
         builder_note=EXTRACTIVE_NOTE if builder == "extractive" else None,
         leakage=None,
+        failures=result.failures,
     )
 
 
@@ -221,8 +268,18 @@ def _summary_json(result: BuildResult, resuming: bool) -> dict[str, object]:
         "instances": len(result.instances),
         "resumed_papers": result.resumed if resuming else 0,
         "drops": [d.model_dump() for d in result.drops],
+        "failed": [f.model_dump() for f in result.failures],
         "usage": usage_json(result.usage),
     }
+
+
+def _reasons_table(title: str, rows: list[tuple[str, str]]) -> Table:
+    reasons = Table(title=title, title_justify="left")
+    for column in ("step", "reason", "count"):
+        reasons.add_column(column, overflow="fold")
+    for (step, reason), count in Counter((s, r[:90]) for s, r in rows).most_common():
+        reasons.add_row(step, reason, str(count))
+    return reasons
 
 
 def _print_summary(result: BuildResult, resuming: bool) -> None:
@@ -237,16 +294,15 @@ def _print_summary(result: BuildResult, resuming: bool) -> None:
         f"{len(criteria)} ({sum(c.dimension == 'method' for c in criteria)} method)",
     )
     table.add_row("dropped", str(len(result.drops)))
+    if result.failures:
+        table.add_row("failed (endpoint; retried next run)", str(len(result.failures)))
     stdout.print(table)
-    if result.drops:
-        reasons = Table(title="Drops by step and reason", title_justify="left")
-        for column in ("step", "reason", "count"):
-            reasons.add_column(column, overflow="fold")
-        for (step, reason), count in Counter(
-            (d.step, d.reason[:90]) for d in result.drops
-        ).most_common():
-            reasons.add_row(step, reason, str(count))
-        stdout.print(reasons)
+    for title, rows in (
+        ("Drops by step and reason", result.drops),
+        ("Not finished: the LLM endpoint failed (run again to retry)", result.failures),
+    ):
+        if rows:
+            stdout.print(_reasons_table(title, [(r.step, r.reason) for r in rows]))
     if result.usage is not None:
         stdout.print(usage_table(result.usage, per=("instance", max(len(result.instances), 1))))
     stdout.print(f"wrote {result.out / 'instances.jsonl'}, {result.out / 'card.md'}")

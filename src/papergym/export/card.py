@@ -9,6 +9,7 @@ build rewrites identical cards.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from statistics import mean
@@ -16,7 +17,8 @@ from typing import Any
 
 from papergym import __version__
 from papergym.export.common import counts
-from papergym.records import Drop, Instance
+from papergym.records import BuildFailure, Drop, Instance
+from papergym.redact import redact
 
 DIMENSIONS: tuple[str, ...] = ("method", "experiment")
 LEAKAGE_METHODS: tuple[str, ...] = ("judge", "overlap")
@@ -277,6 +279,25 @@ def _counts_section(stats: dict[str, Any], splits: Mapping[str, int] | None) -> 
     return lines
 
 
+def _failures_section(failures: Sequence[BuildFailure]) -> list[str]:
+    """Papers the last build run left unfinished because the endpoint failed (not dropped)."""
+    if not failures:
+        return []
+    rows = Counter((f.step, f.reason) for f in failures).most_common()
+    return [
+        "### Not finished: the LLM endpoint failed",
+        "",
+        f"{_n(len(failures), 'paper')} could not be built in the last run because the LLM endpoint "
+        "failed (not because of the paper). They are not dropped: running the same build "
+        "command again retries them. Listed in `failed.jsonl`.",
+        "",
+        *_table(
+            ("step", "reason", "papers"),
+            ((step, reason, n) for (step, reason), n in rows),
+        ),
+    ]
+
+
 def _rubric_section(stats: dict[str, Any]) -> list[str]:
     criteria = stats["criteria"]
     share = criteria["dimension_share"]
@@ -453,12 +474,14 @@ def render_card(
     leakage: Mapping[str, Any] | None,
     formats: Sequence[str] = (),
     splits: Mapping[str, int] | None = None,
+    failures: Sequence[BuildFailure] = (),
 ) -> str:
     """``card.md`` text from the numbers (pure, for tests)."""
     lines = [
         *_what_section(stats),
         *_builder_section(stats, builder_note),
         *_counts_section(stats, splits),
+        *_failures_section(failures),
         *_rubric_section(stats),
         *_leakage_section(stats, leakage),
         *_usage_section(usage),
@@ -478,6 +501,7 @@ def card_data(
     builder_note: str | None,
     leakage: Mapping[str, Any] | None,
     splits: Mapping[str, int] | None = None,
+    failures: Sequence[BuildFailure] = (),
 ) -> dict[str, Any]:
     """Everything ``card.json`` holds."""
     return {
@@ -490,7 +514,19 @@ def card_data(
         "leakage_audit": dict(leakage) if leakage else None,
         "builder_note": builder_note,
         "config": dict(config),
+        "failed": [f.model_dump() for f in failures],
     }
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` with secrets masked in every string it holds (keys and values)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {_redacted(k): _redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def write_card(
@@ -504,30 +540,37 @@ def write_card(
     leakage: dict[str, Any] | None,
     formats: Sequence[str] = (),
     splits: Mapping[str, int] | None = None,
+    failures: Sequence[BuildFailure] = (),
 ) -> None:
     """Write ``card.md`` and ``card.json`` into ``out_dir``.
 
     ``usage`` is ``UsageTracker.as_dict()`` rows; ``leakage`` is the leakage audit's summary
     (rates under keys containing "rate" are shown as percentages); ``formats`` limits the
-    loading instructions to the exports in this folder (all when empty).
+    loading instructions to the exports in this folder (all when empty); ``failures`` are the
+    papers a build run left unfinished because the endpoint failed. Cards are published with
+    datasets, so URL userinfo and registered keys are masked in everything they hold.
     """
-    data = card_data(
-        instances,
-        drops,
-        config=config,
-        usage=usage,
-        builder_note=builder_note,
-        leakage=leakage,
-        splits=splits,
+    data = _redacted(
+        card_data(
+            instances,
+            drops,
+            config=config,
+            usage=usage,
+            builder_note=builder_note,
+            leakage=leakage,
+            splits=splits,
+            failures=failures,
+        )
     )
     text = render_card(
         data["stats"],
-        config=config,
+        config=data["config"],
         usage=data["usage"],
-        builder_note=builder_note,
-        leakage=leakage,
+        builder_note=data["builder_note"],
+        leakage=data["leakage_audit"],
         formats=formats,
         splits=splits,
+        failures=[BuildFailure.model_validate(f) for f in data["failed"]],
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "card.md").write_text(text, encoding="utf-8")
