@@ -204,7 +204,7 @@ def test_schema_violation_names_the_field() -> None:
     with pytest.raises(StructuredOutputError) as caught:
         parse_structured('{"score": "high"}', Score)
     message = str(caught.value)
-    assert "score: Input should be a valid integer" in message
+    assert "score: Input should be of type integer" in message
     assert '"high"' in message
     assert "reason: Field required" in message
     assert "2 errors" in message
@@ -215,7 +215,7 @@ def test_nested_error_locations() -> None:
     text = '{"goal": "g", "first": {"name": "a"}, "steps": [{"name": "b"}, {"kind": "x"}]}'
     with pytest.raises(StructuredOutputError) as caught:
         parse_structured(text, Plan)
-    assert "steps[1].name: Field required" in str(caught.value)
+    assert "steps[1].name: Field required" in caught.value.errors
     assert "steps[1].kind" in str(caught.value)
 
 
@@ -300,7 +300,7 @@ def test_repair_message() -> None:
         parse_structured('{"score": "high", "reason": "r"}', Score)
     message = repair_message(caught.value, Score)
     assert message.role == "user"
-    assert "score: Input should be a valid integer" in message.content
+    assert "score: Input should be of type integer" in message.content
     assert "JSON" in message.content
     compact = json.dumps(json_schema_for(Score), separators=(",", ":"))
     assert compact in message.content

@@ -2,7 +2,8 @@
 
 One plain and one structured call per distinct backend (roles that share a backend are checked
 once), never from the cache, so a user learns before a 100k-call build whether the server is
-reachable, the model name is right and structured output works.
+reachable, the model name is right and structured output works. An endpoint that cannot be
+reached, or fails the plain call, is not asked the structured call: one reason is enough.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pydantic import BaseModel
 
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
-from papergym.llm.types import ROLES, LLMError, Message, Role, SamplingParams
+from papergym.llm.types import ROLES, LLMError, LLMTransportError, Message, Role, SamplingParams
 from papergym.llm.usage import UsageTracker
+from papergym.redact import redact, redact_url
 
 
 class EchoCheck(BaseModel):
@@ -53,6 +55,13 @@ class BackendCheck:
     def ok(self) -> bool:
         return not self.errors
 
+    def failure_line(self) -> str:
+        """The failure on one line: which endpoint and model, and the first reason."""
+        reason = self.errors[0] if self.errors else "ok"
+        for endpoint in self.endpoints:  # said once, up front
+            reason = reason.replace(f"{endpoint}: ", "", 1)
+        return f"model {self.model} at {', '.join(self.endpoints)}: {reason}"
+
 
 def backends_by_role(
     config: LLMConfig, roles: list[Role] | None = None
@@ -80,21 +89,10 @@ async def check_backends(
                 roles=list(served),
                 backend=backend.backend,
                 model=backend.model,
-                endpoints=list(backend.base_url) or ["(default)"],
+                endpoints=[redact_url(url) for url in backend.base_url] or ["(default)"],
             )
             start = time.perf_counter()
-            try:
-                plain = await client.call(served[0], _PLAIN, params=params, stage="llm-check")
-                check.plain = plain.text.strip()[:80]
-            except LLMError as error:
-                check.errors.append(f"plain call: {_first_line(error)}")
-            try:
-                answer = await client.call(
-                    served[0], _STRUCTURED, schema=EchoCheck, params=params, stage="llm-check"
-                )
-                check.structured = f"valid after {answer.attempts} attempt(s)"
-            except LLMError as error:
-                check.errors.append(f"structured call: {_first_line(error)}")
+            await _run_calls(client, served[0], params, check)
             check.seconds = time.perf_counter() - start
             results.append(check)
     finally:
@@ -102,5 +100,31 @@ async def check_backends(
     return results, client.tracker
 
 
+async def _run_calls(
+    client: LLMClient, role: Role, params: SamplingParams, check: BackendCheck
+) -> None:
+    """Reachability, then the plain call, then the structured one; stops at a dead endpoint."""
+    try:
+        await client.ping([role])
+    except LLMError as error:
+        check.errors.append(_first_line(error))
+        return
+    try:
+        plain = await client.call(role, _PLAIN, params=params, stage="llm-check")
+        check.plain = plain.text.strip()[:80]
+    except LLMError as error:
+        check.errors.append(f"plain call: {_first_line(error)}")
+        if isinstance(error, LLMTransportError):
+            return
+    try:
+        answer = await client.call(
+            role, _STRUCTURED, schema=EchoCheck, params=params, stage="llm-check"
+        )
+        check.structured = f"valid after {answer.attempts} attempt(s)"
+    except LLMError as error:
+        check.errors.append(f"structured call: {_first_line(error)}")
+
+
 def _first_line(error: Exception) -> str:
-    return str(error).splitlines()[0][:300] if str(error) else type(error).__name__
+    text = redact(str(error))
+    return text.splitlines()[0][:300] if text else type(error).__name__

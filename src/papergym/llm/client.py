@@ -1,8 +1,14 @@
 """The one client every stage uses: ``await llm.call(role, messages, schema=Model)``.
 
 It picks the backend configured for the role, answers from the cache when it can, validates
-structured output locally (re-asking with the validation error when it is invalid), refuses
-answers cut by the token limit, and accounts tokens and cost per stage and role.
+structured output locally against exactly the JSON schema it sends (re-asking with the
+validation error when it is invalid, never caching what fails), asks once more with a larger
+token budget when an answer is cut by the token limit, and accounts tokens and cost per stage
+and role.
+
+What a caller can get besides a result: :class:`LLMTransportError` (the endpoint failed, after
+the backend's retries), :class:`LLMTruncatedError` (still cut after the larger budget),
+:class:`LLMOutputError` (still invalid after the repairs) and :class:`BudgetExceededError`.
 """
 
 from __future__ import annotations
@@ -148,18 +154,24 @@ class LLMClient:
         )
         stage = stage or role
         if self.cache is not None and (hit := await self.cache.aget(key)) is not None:
-            self.tracker.record(
-                stage=stage, role=role, model=backend.model, usage=hit.usage, cached=True
-            )
-            parsed = parse_structured(hit.text, schema) if schema else None
-            return LLMResult(
-                text=hit.text,
-                parsed=parsed,
-                finish_reason=hit.finish_reason,
-                cached=True,
-                model=hit.model,
-                role=role,
-            )
+            try:
+                parsed = parse_structured(hit.text, schema) if schema else None
+            except StructuredOutputError:
+                # Written by a version that checked less strictly: ask again, and let the
+                # valid answer replace it.
+                hit = None
+            if hit is not None:
+                self.tracker.record(
+                    stage=stage, role=role, model=backend.model, usage=hit.usage, cached=True
+                )
+                return LLMResult(
+                    text=hit.text,
+                    parsed=parsed,
+                    finish_reason=hit.finish_reason,
+                    cached=True,
+                    model=hit.model,
+                    role=role,
+                )
         completion, parsed, attempts, usage = await self._answer(
             role, backend, messages, params, schema, stage
         )
@@ -187,8 +199,12 @@ class LLMClient:
         conversation = list(messages)
         errors: list[str] = []
         spent = Usage()
-        repairs = self.config.for_role(role).repair_attempts
-        for attempt in range(1, repairs + 2):
+        config = self.config.for_role(role)
+        repairs = config.repair_attempts
+        attempt = 0
+        enlarged = False
+        while True:
+            attempt += 1
             self.tracker.check_budget()
             completion = (await backend.complete(conversation, params, schema))[0]
             spent = spent + completion.usage
@@ -196,24 +212,35 @@ class LLMClient:
                 stage=stage, role=role, model=backend.model, usage=completion.usage, cached=False
             )
             if completion.finish_reason == "length":
-                raise LLMTruncatedError(
-                    f"{role}: answer cut at max_tokens={params.max_tokens}; raise max_tokens"
-                )
+                larger = min(params.max_tokens * 2, config.max_tokens_ceiling)
+                if enlarged or larger <= params.max_tokens:
+                    raise LLMTruncatedError(
+                        f"{role}: answer cut at max_tokens={params.max_tokens}"
+                        f"{' after one retry with a larger budget' if enlarged else ''}; raise "
+                        f"max_tokens (and max_tokens_ceiling={config.max_tokens_ceiling})"
+                    )
+                # A cut answer is an artefact of the budget, not of the paper: one more try
+                # with room to finish (the same conversation, so the repairs left still apply).
+                params = params.model_copy(update={"max_tokens": larger})
+                enlarged = True
+                continue
             if schema is None:
                 return completion, None, attempt, spent
             try:
                 return completion, parse_structured(completion.text, schema), attempt, spent
             except StructuredOutputError as error:
                 errors.append(str(error))
+                if len(errors) > repairs:
+                    raise LLMOutputError(
+                        f"{role}: no valid {schema.__name__} after {len(errors)} attempt(s): "
+                        f"{errors[-1]}",
+                        last_text=completion.text,
+                        errors=errors,
+                    ) from None
                 conversation += [
                     Message(role="assistant", content=completion.text),
                     repair_message(error, schema),
                 ]
-        raise LLMOutputError(
-            f"{role}: no valid {schema.__name__ if schema else 'answer'} after {repairs + 1} attempt(s): {errors[-1]}",
-            last_text=completion.text,
-            errors=errors,
-        )
 
     async def sample(
         self,

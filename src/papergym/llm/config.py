@@ -8,6 +8,9 @@ One YAML file maps roles to backends::
       model: Qwen/Qwen3-8B
       api_key_env: OPENAI_API_KEY            # the *name* of the variable, never the key
       max_concurrency: 64
+      timeout: 120                # seconds one request may take before it is retried
+      max_retries: 3
+      deadline: 300               # seconds one call may take in all, retries included
     roles:
       judge: {backend: openai, base_url: http://judge:8000/v1, model: Qwen/Qwen3-4B}
     prices:                       # USD per million tokens; unpriced models show as unpriced
@@ -31,6 +34,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from papergym.errors import BadInputError
 from papergym.llm.types import ROLES, Role, SamplingParams
 
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MAX_RETRIES = 3
+DEFAULT_DEADLINE_S = 300.0
+DEFAULT_MAX_TOKENS_CEILING = 8192
+
 
 class BackendConfig(BaseModel):
     """How to reach one model."""
@@ -48,10 +56,36 @@ class BackendConfig(BaseModel):
     max_concurrency: int = Field(default=64, ge=1, description="In-flight requests per endpoint.")
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
-    timeout: float = Field(default=600.0, gt=0, description="Seconds before a request is retried.")
-    max_retries: int = Field(default=4, ge=0)
+    # A structured answer of a few thousand tokens takes well under two minutes on a loaded
+    # server; a request that has not finished by then is more likely hung than slow, and one
+    # hung request must not hold a paper for long (600 s x 5 attempts was 50 minutes).
+    timeout: float = Field(
+        default=DEFAULT_TIMEOUT_S,
+        gt=0,
+        description="Seconds one request may take, from sending it to the last byte of the "
+        "answer, before it is abandoned and retried.",
+    )
+    max_retries: int = Field(
+        default=DEFAULT_MAX_RETRIES,
+        ge=0,
+        description="Retries after a failed request (connection error, timeout, HTTP 408/409/"
+        "425/429/5xx, or a status-200 body that is not a chat completion).",
+    )
+    deadline: float | None = Field(
+        default=DEFAULT_DEADLINE_S,
+        gt=0,
+        description="Most seconds one call may spend at the endpoint, every attempt and backoff "
+        "included (waiting for a free slot under max_concurrency or the rate limits is not "
+        "counted); null for no bound beyond timeout x (max_retries + 1).",
+    )
     retry_base_delay: float = Field(
         default=0.5, ge=0, description="First backoff in seconds; doubles per retry, with jitter."
+    )
+    max_tokens_ceiling: int = Field(
+        default=DEFAULT_MAX_TOKENS_CEILING,
+        ge=1,
+        description="An answer cut by max_tokens is asked once more with max_tokens doubled, up "
+        "to this ceiling, before it counts as truncated; at or below max_tokens, no retry.",
     )
     structured_output: Literal["response_format", "structured_outputs", "guided_json", "none"] = (
         Field(

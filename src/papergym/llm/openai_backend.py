@@ -6,19 +6,31 @@ endpoint, optional request and token rate limits, bounded retries with backoff a
 429/5xx/timeouts/connection errors (the SDK's own retries are off so there is one policy), and
 round-robin over several endpoints serving the same model. The API key is read from the
 environment variable the config names and goes only to the SDK.
+
+Every failure of the endpoint ends, after the retries, in :class:`LLMTransportError` with a
+one-line reason: connection errors, timeouts, HTTP errors (4xx are not retried), and status-200
+bodies that are not a chat completion (an HTML page from a proxy, a cut-off body, no choices).
+One request may take ``timeout`` seconds; one call, all attempts and backoff included,
+``deadline`` seconds. Credentials in a base URL (``http://user:pass@host/v1``) are sent as HTTP
+Basic auth, as curl does, and never appear in a URL that is logged or reported; every key and
+password read is registered with :func:`papergym.redact.register_secret`, and every message
+raised here passes through :func:`papergym.redact.redact`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
+import json
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import openai
-from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 
 from papergym.errors import BadInputError
@@ -31,12 +43,12 @@ from papergym.llm.structured import (
 )
 from papergym.llm.types import (
     Completion,
-    LLMError,
     LLMTransportError,
     Message,
     SamplingParams,
     Usage,
 )
+from papergym.redact import redact, redact_url, register_secret
 
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -58,18 +70,54 @@ class _Endpoint:
         self.turn = itertools.cycle(self.clients)
 
 
-def _clients(url: str | None, api_key: str, config: BackendConfig) -> list[openai.AsyncOpenAI]:
+@dataclass(frozen=True)
+class _Failure:
+    """Why one attempt failed, and whether another attempt may succeed."""
+
+    reason: str
+    retryable: bool = True
+    retry_after: float | None = None
+
+
+class _BadAnswer(ValueError):
+    """A status-200 body that is not a chat completion (proxy page, cut-off body, no choices)."""
+
+
+def split_credentials(url: str) -> tuple[str, str | None]:
+    """``url`` without its userinfo, and the HTTP Basic ``Authorization`` value it carried.
+
+    ``http://user:pass@host/v1`` means Basic auth to every HTTP tool (curl, httpx); the SDK
+    would otherwise put the credentials in the request URL, which httpx logs. The password (or
+    a lone user part, often a key) is registered as a secret so that ``redact`` masks it.
+    """
+    parts = urlsplit(url)
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if not at:
+        return url, None
+    user, colon, password = (unquote(part) for part in userinfo.partition(":"))
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    for secret in (userinfo, password if colon else user, token):
+        register_secret(secret)
+    return urlunsplit(parts._replace(netloc=host)), f"Basic {token}"
+
+
+def _clients(
+    url: str | None, api_key: str, config: BackendConfig, authorization: str | None = None
+) -> list[openai.AsyncOpenAI]:
     count = max(1, -(-config.max_concurrency // CONNECTIONS_PER_CLIENT))
     per_client = -(-config.max_concurrency // count)
     limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
         max_connections=per_client, max_keepalive_connections=per_client, keepalive_expiry=30.0
     )
+    # Custom headers win over the SDK's bearer header: URL credentials replace the API key.
+    headers = {"Authorization": authorization} if authorization else None
     return [
         openai.AsyncOpenAI(
             base_url=url,
             api_key=api_key,
             max_retries=0,
             timeout=config.timeout,
+            default_headers=headers,
             http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=config.timeout),
         )
         for _ in range(count)
@@ -77,14 +125,21 @@ def _clients(url: str | None, api_key: str, config: BackendConfig) -> list[opena
 
 
 def api_key_from_env(config: BackendConfig, env: Mapping[str, str]) -> str:
-    """The API key named by ``api_key_env``; local servers need none ("EMPTY")."""
+    """The API key named by ``api_key_env``; local servers need none ("EMPTY").
+
+    The key is registered as a secret: a server that echoes it in an error does not get it
+    into a drop reason, a card or a log.
+    """
     if config.api_key_env is None:
-        return env.get("OPENAI_API_KEY", "EMPTY") if not config.base_url else "EMPTY"
+        default = env.get("OPENAI_API_KEY", "EMPTY") if not config.base_url else "EMPTY"
+        register_secret(default)
+        return default
     key = env.get(config.api_key_env)
     if not key:
         raise BadInputError(
             None, f"environment variable {config.api_key_env} (api_key_env) is not set"
         )
+    register_secret(key)
     return key
 
 
@@ -97,14 +152,16 @@ class OpenAIBackend:
         self.config = config
         api_key = api_key_from_env(config, os.environ if env is None else env)
         urls: Sequence[str | None] = config.base_url or (None,)
-        self.endpoints = [
-            _Endpoint(
-                url=url or "https://api.openai.com/v1",
-                clients=_clients(url, api_key, config),
-                in_flight=asyncio.Semaphore(config.max_concurrency),
+        self.endpoints = []
+        for url in urls:
+            plain, authorization = split_credentials(url) if url else (url, None)
+            self.endpoints.append(
+                _Endpoint(
+                    url=redact_url(url) if url else "https://api.openai.com/v1",
+                    clients=_clients(plain, api_key, config, authorization),
+                    in_flight=asyncio.Semaphore(config.max_concurrency),
+                )
             )
-            for url in urls
-        ]
         self._next = itertools.cycle(self.endpoints)
         self._rpm = RateLimiter(config.requests_per_minute) if config.requests_per_minute else None
         self._tpm = RateLimiter(config.tokens_per_minute) if config.tokens_per_minute else None
@@ -116,37 +173,74 @@ class OpenAIBackend:
     async def complete(
         self, messages: Sequence[Message], params: SamplingParams, schema: type[BaseModel] | None
     ) -> list[Completion]:
-        """``params.n`` completions of ``messages``; the call's usage is on the first one."""
+        """``params.n`` completions of ``messages``; the call's usage is on the first one.
+
+        Raises :class:`LLMTransportError` once the retries or the deadline are spent, or at
+        once on a client error (4xx other than 408/409/425/429).
+        """
         request = self._request(messages, params, schema)
-        for attempt in range(self.config.max_retries + 1):
+        deadline = self.config.deadline
+        # Seconds spent at the endpoint (attempts and backoff). Waiting for a free slot or
+        # for the rate limit is not counted: a build queues thousands of calls on purpose.
+        spent = 0.0
+        attempt = 0
+        while True:
+            attempt += 1
             endpoint = next(self._next)
             await self._wait_for_rate(messages, params)
-            try:
-                async with endpoint.in_flight:
-                    # post() sends our plain-dict request as is: the typed create() re-walks
-                    # messages and schema on every call, a large share of client CPU at scale.
-                    response = await next(endpoint.turn).post(
-                        "/chat/completions", body=request, cast_to=ChatCompletion
-                    )
-                return _completions(response)
-            except openai.APIStatusError as error:
-                if error.status_code not in _RETRYABLE_STATUS:
-                    raise LLMError(
-                        f"{endpoint.url}: HTTP {error.status_code}: {_short(error)}"
-                    ) from None
-                failure: Exception = error
-            except (openai.APITimeoutError, openai.APIConnectionError) as error:
-                failure = error
-            if attempt == self.config.max_retries:
-                raise LLMTransportError(
-                    f"{endpoint.url}: gave up after {attempt + 1} attempts: {_short(failure)}"
-                ) from None
-            await asyncio.sleep(
-                backoff_delay(
-                    attempt, base=self.config.retry_base_delay, retry_after=_retry_after(failure)
-                )
+            async with endpoint.in_flight:
+                limit = self.config.timeout
+                if deadline is not None:
+                    limit = min(limit, deadline - spent)
+                started = time.monotonic()
+                outcome = await self._attempt(endpoint, request, limit)
+                spent += time.monotonic() - started
+            if not isinstance(outcome, _Failure):
+                return outcome
+            if not outcome.retryable:
+                raise LLMTransportError(redact(f"{endpoint.url}: {outcome.reason}"))
+            delay = backoff_delay(
+                attempt - 1, base=self.config.retry_base_delay, retry_after=outcome.retry_after
             )
-        raise AssertionError("unreachable")  # pragma: no cover
+            out_of_time = deadline is not None and spent + delay >= deadline
+            if attempt > self.config.max_retries or out_of_time:
+                bound = f" (deadline {deadline:g} s)" if out_of_time else ""
+                raise LLMTransportError(
+                    redact(
+                        f"{endpoint.url}: gave up after {attempt} attempt"
+                        f"{'s' if attempt != 1 else ''} in {spent:.1f} s{bound}: {outcome.reason}"
+                    )
+                )
+            await asyncio.sleep(delay)
+            spent += delay
+
+    async def _attempt(
+        self, endpoint: _Endpoint, request: dict[str, Any], limit: float
+    ) -> list[Completion] | _Failure:
+        """One request: its completions, or why it failed."""
+        try:
+            # asyncio's timeout bounds the whole request; httpx's only bounds each read, so a
+            # server trickling bytes would never time out. post() sends our plain-dict request
+            # as is (the typed create() re-walks messages and schema on every call, a large
+            # share of client CPU at scale) and bytes keep the SDK from parsing the body.
+            async with asyncio.timeout(limit):
+                body = await next(endpoint.turn).post(
+                    "/chat/completions", body=request, cast_to=bytes
+                )
+        except TimeoutError:
+            return _Failure(f"no complete answer within {limit:.1f} s")
+        except openai.APIStatusError as error:
+            return _Failure(
+                f"HTTP {error.status_code}: {_short(error)}",
+                retryable=error.status_code in _RETRYABLE_STATUS,
+                retry_after=_retry_after(error),
+            )
+        except openai.APIConnectionError as error:  # APITimeoutError is one
+            return _Failure(_short(error))
+        try:
+            return _completions(body)
+        except _BadAnswer as error:
+            return _Failure(f"status 200 but {error}")
 
     def _request(
         self, messages: Sequence[Message], params: SamplingParams, schema: type[BaseModel] | None
@@ -182,18 +276,22 @@ class OpenAIBackend:
 
     async def ping(self) -> None:
         """Fail fast, before any work, when an endpoint is unreachable or refuses the key."""
+        limit = min(self.config.timeout, 15.0)
         for endpoint in self.endpoints:
-            client = endpoint.clients[0].with_options(timeout=min(self.config.timeout, 15.0))
             try:
-                await client.models.list()
-            except openai.NotFoundError:
-                continue  # reachable; this server just has no model list
+                async with asyncio.timeout(limit):
+                    await endpoint.clients[0].get("/models", cast_to=bytes)
             except openai.AuthenticationError:
-                raise LLMError(f"{endpoint.url}: the API key was refused (HTTP 401)") from None
-            except (openai.APITimeoutError, openai.APIConnectionError) as error:
-                raise LLMTransportError(f"{endpoint.url}: unreachable: {_short(error)}") from None
+                raise LLMTransportError(
+                    f"{endpoint.url}: the API key was refused (HTTP 401)"
+                ) from None
             except openai.APIStatusError:
-                continue  # it answered: reachable
+                continue  # it answered (a server without a model list says 404): reachable
+            except (TimeoutError, openai.APIConnectionError) as error:
+                reason = f"no answer within {limit:g} s" if isinstance(error, TimeoutError) else ""
+                raise LLMTransportError(
+                    redact(f"{endpoint.url}: unreachable: {reason or _short(error)}")
+                ) from None
 
     async def close(self) -> None:
         for endpoint in self.endpoints:
@@ -201,29 +299,63 @@ class OpenAIBackend:
                 await client.close()
 
 
-def _completions(response: Any) -> list[Completion]:
-    usage = _usage(getattr(response, "usage", None))
-    return [
-        Completion(
-            text=choice.message.content or "",
-            finish_reason=choice.finish_reason,
-            usage=usage if index == 0 else Usage(),
-            model=response.model or "",
+def _completions(body: bytes) -> list[Completion]:
+    """The completions in a status-200 body; :class:`_BadAnswer` when it holds none."""
+    try:
+        data = json.loads(body)
+    except ValueError:  # not JSON, cut off, or not UTF-8
+        raise _BadAnswer(f"the body is not JSON: {_excerpt(body)}") from None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise _BadAnswer(f"the body holds no choices: {_excerpt(body)}")
+    usage = _usage(data.get("usage"))
+    model = data.get("model")
+    completions = []
+    for index, choice in enumerate(choices):
+        message = choice.get("message") if isinstance(choice, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or not isinstance(content, str | None):
+            raise _BadAnswer(f"choice {index} holds no message: {_excerpt(body)}")
+        finish_reason = choice.get("finish_reason")
+        completions.append(
+            Completion(
+                text=content or "",
+                finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+                usage=usage if index == 0 else Usage(),
+                model=model if isinstance(model, str) else "",
+            )
         )
-        for index, choice in enumerate(response.choices)
-    ]
+    return completions
 
 
-def _usage(raw: Any) -> Usage:
-    if raw is None:
+def _excerpt(body: bytes, limit: int = 80) -> str:
+    """The start of a body on one line, enough to recognise an HTML page or an error."""
+    text = " ".join(body.decode("utf-8", errors="replace").split())
+    if not text:
+        return "(empty)"
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _usage(raw: object) -> Usage:
+    if not isinstance(raw, dict):
         return Usage()
-    prompt_details = getattr(raw, "prompt_tokens_details", None)
-    completion_details = getattr(raw, "completion_tokens_details", None)
+    prompt_details = raw.get("prompt_tokens_details")
+    completion_details = raw.get("completion_tokens_details")
     return Usage(
-        prompt_tokens=raw.prompt_tokens or 0,
-        completion_tokens=raw.completion_tokens or 0,
-        cached_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
-        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
+        prompt_tokens=_count(raw.get("prompt_tokens")),
+        completion_tokens=_count(raw.get("completion_tokens")),
+        cached_tokens=_count(
+            prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else None
+        ),
+        reasoning_tokens=_count(
+            completion_details.get("reasoning_tokens")
+            if isinstance(completion_details, dict)
+            else None
+        ),
     )
 
 
@@ -237,5 +369,6 @@ def _retry_after(error: Exception) -> float | None:
 
 
 def _short(error: Exception) -> str:
+    """The first line of ``error``'s message, bounded, secrets masked."""
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return text[:200]
+    return redact(text)[:200]

@@ -3,6 +3,11 @@
 Models wrap JSON in reasoning blocks, code fences and prose, and sometimes return a bare list
 where an object was asked for. These pure functions peel all of that off before validating, and
 word the error so it can be sent back to the model in a repair prompt.
+
+An answer is validated twice: against exactly the JSON schema sent to the server (every
+property required, no extra property, types, enums, item counts), then by the pydantic model
+(its own validators). The schema check comes first because a pydantic model is looser: a field
+with a default accepts a missing key, and unknown keys are ignored, so ``{}`` would pass.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from itertools import chain
 from string import Template
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
+from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field, RootModel, ValidationError, create_model, model_validator
 
 from papergym.llm.types import JSONSchema, LLMOutputError, Message
@@ -213,6 +219,51 @@ def _validation_lines(error: ValidationError) -> list[str]:
     return lines
 
 
+def _schema_lines(value: Any, schema: type[BaseModel]) -> list[str]:
+    """What in ``value`` breaks the JSON schema sent for ``schema`` (empty when it conforms)."""
+    lines = []
+    named: set[tuple[str, tuple[int | str, ...]]] = set()
+    for error in _validator(schema).iter_errors(value):
+        where = tuple(error.absolute_path)
+        kind, expected, got = error.validator, error.validator_value, error.instance
+        # Missing and extra fields are named where they belong, once per object.
+        if kind in ("required", "additionalProperties") and isinstance(got, dict):
+            if (str(kind), where) in named:
+                continue
+            named.add((str(kind), where))
+            if kind == "required":
+                missing = [name for name in expected if name not in got]
+                lines += [f"{_location((*where, name))}: Field required" for name in missing]
+            else:
+                allowed = error.schema.get("properties", {}) if expected is False else {}
+                extra = [name for name in got if name not in allowed]
+                lines += [
+                    f"{_location((*where, name))}: Extra field not permitted" for name in extra
+                ]
+            continue
+        lines.append(
+            f"{_location(where)}: {_schema_message(str(kind), expected, got, error.message)}"
+        )
+    return lines
+
+
+def _schema_message(kind: str, expected: Any, got: Any, fallback: str) -> str:
+    """A JSON-schema error worded for a model to fix, with a short view of what it sent."""
+    if kind == "type":
+        wanted = " or ".join(expected) if isinstance(expected, list) else str(expected)
+        return f"Input should be of type {wanted} (got {_brief(got)})"
+    if kind == "enum":
+        return f"Input should be one of {_brief(expected)} (got {_brief(got)})"
+    if kind == "const":
+        return f"Input should be {_brief(expected)} (got {_brief(got)})"
+    if kind in ("minItems", "maxItems") and isinstance(got, list):
+        bound = "at least" if kind == "minItems" else "at most"
+        return f"List should have {bound} {expected} item(s), not {len(got)}"
+    if kind in ("anyOf", "oneOf"):
+        return f"Input matches none of the allowed forms (got {_brief(got)})"
+    return fallback if len(fallback) <= 200 else fallback[:199] + "…"
+
+
 def _error(summary: str, lines: list[str], text: str) -> StructuredOutputError:
     shown = [f"- {line}" for line in lines[:MAX_REPORTED_ERRORS]]
     if len(lines) > MAX_REPORTED_ERRORS:
@@ -284,19 +335,23 @@ def parse_structured(text: str, schema: type[ModelT]) -> ModelT:
     if unfenced[:1] in ("{", "[") and _balanced_end(unfenced, 0) is None:
         raise _no_json_error(answer, text)  # cut off: values inside it are only pieces
     wrap_key = _list_field_name(schema)
-    first_failure: ValidationError | None = None
+    first_failure: list[str] | None = None
     for tried, (_, value) in enumerate(_candidates(answer)):
         if tried == MAX_CANDIDATES:
             break
         if isinstance(value, list) and wrap_key is not None:
             value = {wrap_key: value}
+        problems = _schema_lines(value, schema)
+        if problems:
+            first_failure = first_failure or problems
+            continue
         try:
             return schema.model_validate(value)
         except ValidationError as failure:
-            first_failure = first_failure or failure
+            first_failure = first_failure or _validation_lines(failure)
     if first_failure is None:
         raise _no_json_error(answer, text)
-    lines = _validation_lines(first_failure)
+    lines = first_failure
     count = f"{len(lines)} error{'s' if len(lines) != 1 else ''}"
     raise _error(f"The JSON does not match the {schema.__name__} schema ({count}):", lines, text)
 
@@ -355,6 +410,12 @@ def _strict(node: Any, root: JSONSchema, inlining: frozenset[str]) -> Any:
 def _strict_schema_text(schema: type[BaseModel]) -> str:
     raw = schema.model_json_schema()
     return json.dumps(_strict(raw, raw, frozenset()), ensure_ascii=False)
+
+
+@cache
+def _validator(schema: type[BaseModel]) -> Draft202012Validator:
+    """A validator for exactly the schema :func:`json_schema_for` sends (pydantic's dialect)."""
+    return Draft202012Validator(json.loads(_strict_schema_text(schema)))
 
 
 def json_schema_for(schema: type[BaseModel]) -> JSONSchema:
