@@ -1,17 +1,25 @@
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
+import os
 import tarfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 import papergym
-from conftest import MINIMAL_MAIN, write_paper
 from papergym.errors import BadInputError
 from papergym.ingestion import ingest_sources
 from papergym.sources.discover import discover
+from papergym.sources.files import read_text
+from support.papers import MINIMAL_MAIN, write_paper
+
+T = TypeVar("T")
 
 
 def make_tarball(path: Path, files: dict[str, str], top: str = "") -> Path:
@@ -133,3 +141,66 @@ def test_bad_member_inside_archive_is_named_by_archive_not_temp_path(tmp_path: P
 def test_discover_one_paper_folder_vs_collection(minimal_paper: Path, tmp_path: Path) -> None:
     assert [s.kind for s in discover(minimal_paper)] == ["folder"]
     assert [s.path for s in discover(minimal_paper.parent)] == [minimal_paper]
+
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+
+
+def within(seconds: float, fifos: list[Path], call: Callable[[], T]) -> T:
+    """``call()``, failing (not hanging) after ``seconds``; a reader stuck on a FIFO is freed."""
+    outcome: list[T] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as error:
+            errors.append(error)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    hung = worker.is_alive()
+    for fifo in fifos:  # a writer that opens and closes gives a blocked reader end-of-file
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    worker.join(5)
+    assert not hung, f"still running after {seconds} s (blocked on a FIFO)"
+    if errors:
+        raise errors[0]
+    return outcome[0]
+
+
+@needs_fifo
+def test_a_fifo_named_tex_in_a_paper_folder_is_not_read(tmp_path: Path) -> None:
+    paper = write_paper(tmp_path / "paper", {"main.tex": MINIMAL_MAIN})
+    fifos = [paper / "stuck.tex", paper / "sub" / "also.tex"]
+    (paper / "sub").mkdir()
+    for fifo in fifos:
+        os.mkfifo(fifo)
+    [paper_record] = within(5, fifos, lambda: papergym.ingest(paper))
+    assert paper_record.title == "A Minimal Paper"
+    assert paper_record.meta.files_read == ("main.tex",)
+
+
+@needs_fifo
+def test_fifos_as_input_style_and_sibling_source_are_skipped(tmp_path: Path) -> None:
+    main = MINIMAL_MAIN.replace(r"\begin{document}", "\\usepackage{macros}\n\\begin{document}")
+    main = main.replace(r"\section{Method}", "\\input{method}\n\\section{Method}")
+    folder = tmp_path / "papers"
+    write_paper(folder / "a", {"main.tex": main})
+    fifos = [folder / "a" / "method.tex", folder / "a" / "macros.sty", folder / "b.tex"]
+    for fifo in fifos:
+        os.mkfifo(fifo)
+    report = within(5, fifos, lambda: ingest_sources([folder]))
+    [paper] = report.papers
+    assert "unresolved \\input{method} in main.tex" in paper.meta.warnings
+    assert not report.failures  # the FIFO b.tex is neither a paper nor an error
+
+
+@needs_fifo
+def test_read_text_refuses_a_fifo_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "x.tex"
+    os.mkfifo(fifo)
+    with pytest.raises(BadInputError, match="not a regular file"):
+        within(5, [fifo], lambda: read_text(fifo))

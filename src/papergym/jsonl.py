@@ -2,6 +2,9 @@
 
 Writes are atomic (a temporary file in the same folder, then a rename), so an interrupted run
 never leaves half a file behind; appends add one complete line at a time, for resumable steps.
+The temporary file is created with the modes an ordinary file gets (0666 less the umask, and a
+folder's default ACL), not ``mkstemp``'s owner-only 0600: datasets are read by teammates and by
+training workers running as other users.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -25,12 +28,47 @@ def _line(record: BaseModel) -> str:
     return record.model_dump_json(exclude_computed_fields=True) + "\n"
 
 
-def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
-    """Write records to ``path`` atomically, one JSON object per line; return the count."""
+_TEMP_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+)
+
+
+def create_temp_file(path: str | Path) -> tuple[int, Path]:
+    """Create a fresh hidden temporary file beside ``path``; return its descriptor and path.
+
+    Like ``tempfile.mkstemp`` (a new name, never an existing file or link), but with mode 0666
+    as the umask allows, so that renaming it over ``path`` gives an ordinary file's modes.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp, _TEMP_FLAGS, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
+def create_temp_dir(target: str | Path) -> Path:
+    """Create a fresh hidden folder beside ``target``, with an ordinary folder's modes.
+
+    ``tempfile.mkdtemp`` makes it 0700, which a folder swapped into place would keep.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(6)}"
+        try:
+            tmp.mkdir(mode=0o777)
+            return tmp
+        except FileExistsError:
+            continue
+
+
+def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
+    """Write records to ``path`` atomically, one JSON object per line; return the count."""
     count = 0
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = create_temp_file(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             for record in records:
@@ -38,7 +76,7 @@ def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
                 count += 1
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return count
 
@@ -46,15 +84,13 @@ def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (a temporary file, then a rename): a reader never
     sees half a file, and an interrupted write leaves the old one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = create_temp_file(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -133,3 +134,50 @@ def test_export_command_bad_side_file_is_exit_2(build_dir: Path) -> None:
     (build_dir / "usage.json").write_text("{not json", encoding="utf-8")
     result = runner.invoke(app, ["export", str(build_dir), "-f", "verl"])
     assert result.exit_code == 2 and "usage.json: not valid JSON" in result.output
+
+
+def test_export_command_reads_bom_and_refuses_invalid_utf8_in_one_line(build_dir: Path) -> None:
+    instances = build_dir / "instances.jsonl"
+    instances.write_bytes(b"\xef\xbb\xbf" + instances.read_bytes())  # Windows editors add one
+    for side in ("usage.json", "config.yaml"):
+        (build_dir / side).write_bytes(b"\xef\xbb\xbf" + (build_dir / side).read_bytes())
+    result = runner.invoke(app, ["export", str(build_dir), "-f", "parquet"])
+    assert result.exit_code == 0, result.output
+    assert len(read_parquet_instances(build_dir / "export" / "parquet" / "train.parquet")) == 3
+
+    for name, line in (("instances.jsonl", ":2"), ("dropped.jsonl", ":1"), ("usage.json", "")):
+        broken = build_dir.parent / f"broken-{name}"
+        shutil.copytree(build_dir, broken)
+        path = broken / name
+        data = path.read_bytes().splitlines(keepends=True)
+        data[int(line[1:]) - 1 if line else 0] = b'{"text": "caf\xe9"}\n'  # latin-1, not UTF-8
+        path.write_bytes(b"".join(data))
+        result = runner.invoke(app, ["export", str(broken), "-f", "parquet"])
+        assert result.exit_code == 2, result.output
+        assert f"{name}{line}: not UTF-8 text" in result.output
+        assert "Traceback" not in result.output and "internal error" not in result.output
+
+
+def test_export_command_exports_identical_copies_once_with_a_warning(build_dir: Path) -> None:
+    instances = build_dir / "instances.jsonl"
+    lines = instances.read_bytes().splitlines(keepends=True)
+    instances.write_bytes(b"".join([*lines, lines[0], b"\n", lines[0]]))  # two builds concatenated
+    result = runner.invoke(app, ["export", str(build_dir), "-f", "parquet"])
+    assert result.exit_code == 0, result.output
+    rows = read_parquet_instances(build_dir / "export" / "parquet" / "train.parquet")
+    assert [r.id for r in rows] == [i.id for i in sample_instances()]
+    first = sample_instances()[0].id
+    assert "1 instance(s) repeated with identical content" in result.output
+    assert f"{first} on lines 1, 4, 6" in result.output
+
+
+def test_export_command_refuses_an_id_repeated_with_different_content(build_dir: Path) -> None:
+    instances = build_dir / "instances.jsonl"
+    changed = sample_instances()[1].model_copy(update={"question": "Another question?"})
+    with instances.open("a", encoding="utf-8") as handle:
+        handle.write(changed.model_dump_json(exclude_computed_fields=True) + "\n")
+    result = runner.invoke(app, ["export", str(build_dir), "-f", "parquet"])
+    assert result.exit_code == 2
+    assert result.output.strip().count("\n") == 0
+    assert f"instance id {changed.id} is on lines 2 and 4 with different content" in result.output
+    assert not (build_dir / "export").exists()  # nothing written

@@ -17,18 +17,21 @@ and ``datasets`` are slow to import.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 import yaml
+from pydantic import ValidationError
+from rich.markup import escape
 from rich.table import Table
 
-from papergym.cliutil import DebugOption, JsonOption, reports_errors, stdout
+from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
 from papergym.errors import BadInputError
 from papergym.export.common import ExportResult, check_split
-from papergym.jsonl import read_jsonl
+from papergym.jsonl import iter_json_lines, read_jsonl
 from papergym.records import Drop, Instance
 
 INSTANCES_FILE = "instances.jsonl"
@@ -66,11 +69,21 @@ def out_dir_for(build_dir: Path, out: Path | None, name: str, several: bool) -> 
     return out / name if several else out
 
 
+def _read_side_text(path: Path) -> str:
+    """A side file's text: UTF-8, with the byte-order mark Windows editors write accepted."""
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise BadInputError(path, f"not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise BadInputError(path, f"cannot read: {error.strerror or error}") from None
+
+
 def _load_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BadInputError(path, f"not valid JSON: {error}") from error
+        return json.loads(_read_side_text(path))
+    except json.JSONDecodeError as error:
+        raise BadInputError(path, f"not valid JSON: {error}") from None
 
 
 def _usage_rows(rows: Any, path: Path) -> list[dict[str, Any]]:
@@ -142,24 +155,61 @@ def read_config(build_dir: Path) -> dict[str, Any]:
             data = _load_json(path)
         else:
             try:
-                data = yaml.safe_load(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-                raise BadInputError(path, f"not valid YAML: {error}") from error
+                data = yaml.safe_load(_read_side_text(path))
+            except yaml.YAMLError as error:
+                # one line: PyYAML spreads its message and the offending spot over several
+                raise BadInputError(
+                    path, f"not valid YAML: {' '.join(str(error).split())}"
+                ) from None
         if not isinstance(data, dict):
             raise BadInputError(path, "expected a mapping")
         return data
     return {}
 
 
-def read_instances(build_dir: Path) -> list[Instance]:
-    """The instances to export; a missing, invalid or empty file is the user's error."""
+def read_instances(
+    build_dir: Path, on_warning: Callable[[str], None] | None = None
+) -> list[Instance]:
+    """The instances to export; a missing, invalid or empty file is the user's error.
+
+    An instance id seen twice with different content is refused (one of the copies would
+    be trained and scored under the wrong rubric); identical copies, as from concatenating
+    two builds, are exported once and ``on_warning`` is told.
+    """
     if not build_dir.is_dir():
         raise BadInputError(build_dir, "no such build folder")
     path = build_dir / INSTANCES_FILE
-    instances = read_jsonl(path, Instance)
-    if not instances:
+    first: dict[str, tuple[int, Instance]] = {}
+    lines: dict[str, list[int]] = {}  # id -> every line it is on, for ids seen more than once
+    for number, data in iter_json_lines(path):
+        try:
+            instance = Instance.model_validate(data)
+        except ValidationError as error:
+            reason = f"not a valid Instance: {str(error).splitlines()[0]}"
+            raise BadInputError(f"{path}:{number}", reason) from None
+        if instance.id not in first:
+            first[instance.id] = (number, instance)
+            continue
+        line, kept = first[instance.id]
+        if instance != kept:
+            raise BadInputError(
+                path,
+                f"instance id {instance.id} is on lines {line} and {number} with different "
+                "content; keep one of them",
+            )
+        lines.setdefault(instance.id, [line]).append(number)
+    if not first:
         raise BadInputError(path, "no instances to export")
-    return instances
+    if lines and on_warning is not None:
+        shown = "; ".join(
+            f"{i} on lines {', '.join(map(str, at))}" for i, at in list(lines.items())[:3]
+        )
+        more = f"; ... {len(lines) - 3} more" if len(lines) > 3 else ""
+        on_warning(
+            f"{path}: {len(lines)} instance(s) repeated with identical content, each exported "
+            f"once ({shown}{more})"
+        )
+    return [instance for _, instance in first.values()]
 
 
 def read_drops(build_dir: Path) -> list[Drop]:
@@ -206,12 +256,13 @@ def run_export(
     out: Path | None = None,
     test_fraction: float | None = None,
     system_prompt: str | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> list[ExportResult]:
     """Read the build folder and write every format with its card (the command, minus printing)."""
     from papergym.export.card import write_card
 
     check_split(test_fraction)
-    instances = read_instances(build_dir)
+    instances = read_instances(build_dir, on_warning)
     drops = read_drops(build_dir)
     usage, leakage, config = read_usage(build_dir), read_leakage(build_dir), read_config(build_dir)
     builder_note = read_builder_note(build_dir)
@@ -303,11 +354,18 @@ def export(
 ) -> None:
     """Export built instances for verl, TRL, Hugging Face datasets or parquet, with a dataset card.
 
-    Each format gets its own folder with card.md and card.json. Exit code 2 when instances.jsonl is missing or invalid.
+    Each format gets its own folder with card.md and card.json. Exit code 2 when instances.jsonl is missing or invalid, or repeats an instance id with different content (identical copies are exported once, with a warning).
     """
     names = chosen_formats(formats)
     results = run_export(
-        build_dir, names, out=out, test_fraction=split, system_prompt=system_prompt
+        build_dir,
+        names,
+        out=out,
+        test_fraction=split,
+        system_prompt=system_prompt,
+        on_warning=lambda message: stderr.print(
+            f"warning: {escape(message)}", highlight=False, soft_wrap=True
+        ),
     )
     instances = sum(r.total for r in results[:1])
     if json_output:

@@ -11,13 +11,13 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from papergym.errors import BadInputError
+from papergym.jsonl import create_temp_dir, create_temp_file
 from papergym.records import Instance, Rubric
 
 if TYPE_CHECKING:  # pyarrow is slow to import; the CLI imports this module at start-up
@@ -122,14 +122,13 @@ def write_table(path: Path, table: pa.Table, format_name: str) -> Path:
     metadata = dict(table.schema.metadata or {})
     metadata[FORMAT_METADATA_KEY] = format_name.encode()
     table = table.replace_schema_metadata(metadata)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    fd, tmp = create_temp_file(path)  # an ordinary file's modes, not mkstemp's 0600
     try:
-        pq.write_table(table, tmp)
+        with os.fdopen(fd, "wb") as handle:
+            pq.write_table(table, handle)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return path
 
@@ -160,8 +159,7 @@ def replace_dir(target: Path, fill: Callable[[Path], None]) -> Path:
 
     An interrupted export leaves the previous dataset in place rather than half a new one.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    tmp = create_temp_dir(target)  # an ordinary folder's modes, not mkdtemp's 0700
     try:
         fill(tmp)
         if target.exists():

@@ -8,6 +8,8 @@ binary or oversized files with a :class:`BadInputError` that names the file.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from papergym.errors import BadInputError
@@ -21,6 +23,9 @@ _TEXT_CONTROLS = frozenset(b"\t\n\r\f")
 _UTF8_BOM = b"\xef\xbb\xbf"
 #: Tried in order; latin-1 maps every byte, so decoding always succeeds in the end.
 _ENCODINGS = ("utf-8", "cp1252", "latin-1")
+#: Opening a FIFO for reading blocks until a writer comes; without blocking it returns at once
+#: (and a regular file reads as ever). O_BINARY: no newline translation where that exists.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 def looks_binary(data: bytes) -> bool:
@@ -64,22 +69,32 @@ def decode_text(data: bytes, path: str | Path | None) -> str:
 def read_text(path: Path, *, max_bytes: int = 20_000_000) -> str:
     """Read the text file at ``path`` with :func:`decode_text`, refusing files over ``max_bytes``.
 
-    The size is checked before reading, and the read itself is capped too, so a file that grows
-    meanwhile (or a special file with no size) cannot exhaust memory.
+    Only a regular file is read: a FIFO named ``*.tex`` would block the read forever, and a
+    device never ends. The file is opened without blocking and checked on the open handle, so
+    nothing can be swapped in between the check and the read. The size is checked before
+    reading, and the read itself is capped too, so a file that grows meanwhile cannot exhaust
+    memory.
     """
     path = Path(path)
     try:
         if path.is_dir():
             raise BadInputError(path, "is a folder, not a file")
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise BadInputError(path, f"file too large ({size} bytes, limit {max_bytes})")
-        with path.open("rb") as handle:
+        fd = os.open(path, _OPEN_FLAGS)
+        with os.fdopen(fd, "rb") as handle:
+            status = os.fstat(fd)
+            if not stat.S_ISREG(status.st_mode):
+                raise BadInputError(path, "not a regular file")
+            if status.st_size > max_bytes:
+                raise BadInputError(
+                    path, f"file too large ({status.st_size} bytes, limit {max_bytes})"
+                )
             data = handle.read(max_bytes + 1)
     except FileNotFoundError:
         raise BadInputError(path, "no such file") from None
     except PermissionError:
         raise BadInputError(path, "permission denied") from None
+    except OSError as error:  # a socket (ENXIO), a link loop: the user's file, not our bug
+        raise BadInputError(path, f"cannot read: {error.strerror or error}") from None
     if len(data) > max_bytes:
         raise BadInputError(path, f"file too large (over {max_bytes} bytes)")
     return decode_text(data, path)

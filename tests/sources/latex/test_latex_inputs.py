@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
+import io
+import tarfile
+import time
 from pathlib import Path
 
+import papergym
 from papergym.sources.latex import read_latex_paper
-from papergym.sources.latex.flatten import flatten
+from papergym.sources.latex.flatten import MAX_INCLUSIONS, FlattenLimits, flatten
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -153,7 +158,7 @@ def test_depth_cap_warns(tmp_path: Path) -> None:
         files[f"f{i}.tex"] = f"L{i} \\input{{f{i + 1}}}"
     files["f6.tex"] = "BOTTOM"
     write(tmp_path, files)
-    flat = flatten(tmp_path, tmp_path / "main.tex", max_depth=3)
+    flat = flatten(tmp_path, tmp_path / "main.tex", FlattenLimits(max_depth=3))
     assert "L2" in flat.text
     assert "BOTTOM" not in flat.text
     assert any("nested deeper than 3" in w for w in flat.warnings)
@@ -223,3 +228,74 @@ def test_input_file_whose_name_is_a_macro_is_left_out_quietly(tmp_path: Path) ->
     write(tmp_path, {"main.tex": document("\\section{S}\nx \\input{\\jobname.aux} y")})
     doc = read_latex_paper(tmp_path)
     assert doc.sections[0].text.split() == ["x", "y"]
+
+
+def fan_out_archive(path: Path, mains: int = 1, levels: int = 8, fan: int = 10) -> Path:
+    """Each file inputs the next level ``fan`` times: 10^8 expansions from a few hundred bytes."""
+    main = document("\\title{Fan}\\section{S}\n" + "\\input{l1}" * fan)
+    files = {f"m{i}.tex": main for i in range(mains)} if mains > 1 else {"main.tex": main}
+    files.update({f"l{i}.tex": f"\\input{{l{i + 1}}}" * fan for i in range(1, levels)})
+    files[f"l{levels}.tex"] = "Leaf text."
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(gzip.compress(buffer.getvalue(), 9))
+    return path
+
+
+def test_input_fan_out_archive_is_bounded_and_says_so(tmp_path: Path) -> None:
+    archive = fan_out_archive(tmp_path / "fan.tar.gz")
+    assert archive.stat().st_size < 600  # the hostile input is tiny
+    started = time.perf_counter()
+    [paper] = papergym.ingest(archive)  # before the limit: 10^8 expansions, hours
+    assert time.perf_counter() - started < 1.0
+    # Inputs are inlined depth first up to the limit, most of them leaves; the rest are skipped.
+    assert 1_000 < paper.sections[0].text.count("Leaf text.") < MAX_INCLUSIONS
+    [warning] = [w for w in paper.meta.warnings if w.startswith("inputs limited")]
+    assert f"after {MAX_INCLUSIONS:,} inlined" in warning
+
+
+def test_many_candidate_main_files_share_one_input_budget(tmp_path: Path) -> None:
+    # 300 complete documents, each inputting the fan-out: every one is flattened to choose the
+    # main file, so a per-flattening limit alone would still take 300 times as long.
+    archive = fan_out_archive(tmp_path / "fan.tar.gz", mains=300)
+    started = time.perf_counter()
+    [paper] = papergym.ingest(archive)
+    assert time.perf_counter() - started < 3.0
+    assert paper.meta.main_file == "m0.tex"
+    assert paper.meta.main_file_reason.startswith("300 files have \\documentclass")
+
+
+def test_character_limit_skips_further_inputs_with_a_warning(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "main.tex": document("\\section{S}\n\\input{a}\n\\input{b}\n\\input{c}"),
+            "a.tex": "A" * 400,
+            "b.tex": "B" * 400,
+            "c.tex": "C",
+        },
+    )
+    main_chars = len(document("\\section{S}\n\\input{a}\n\\input{b}\n\\input{c}"))
+    flat = flatten(tmp_path, tmp_path / "main.tex", FlattenLimits(max_chars=main_chars + 500))
+    # a fits; b would pass the limit and is skipped; c still fits after it
+    assert "A" * 400 in flat.text and "B" not in flat.text and "C" in flat.text
+    assert flat.files == ["main.tex", "a.tex", "c.tex"]
+    assert any(w.startswith("inputs limited: 1 further input(s)") for w in flat.warnings)
+
+
+def test_a_paper_with_hundreds_of_inputs_is_inlined_whole(tmp_path: Path) -> None:
+    # A thesis-sized paper: 30 chapters of 20 inputs each, every one distinct, no warning.
+    chapters = "".join(f"\\input{{ch{c}/main}}" for c in range(30))
+    files: dict[str, str | bytes] = {"main.tex": document("\\section{S}\n" + chapters)}
+    for c in range(30):
+        files[f"ch{c}/main.tex"] = "".join(f"\\input{{ch{c}/p{p}}}" for p in range(20))
+        files.update({f"ch{c}/p{p}.tex": f"C{c}P{p} " for p in range(20)})
+    write(tmp_path, files)
+    flat = flatten(tmp_path, tmp_path / "main.tex")
+    assert flat.inclusions == 630 and "C29P19" in flat.text
+    assert not flat.warnings

@@ -121,7 +121,8 @@ def read_latex_paper(root: Path, main_file: Path | None = None) -> LatexDocument
     if main_file is not None:
         main = MainFile(main_file.resolve(), "given as the source", flatten(root, main_file))
     else:
-        tex_files = sorted(p for p in root.rglob("*.tex") if not _hidden(p, root))
+        # Regular files only: a FIFO named *.tex would block the first read of it forever.
+        tex_files = sorted(p for p in root.rglob("*.tex") if not _hidden(p, root) and p.is_file())
         if not tex_files:
             raise BadInputError(root, "no .tex file found")
         main = find_main_file(root, tex_files)

@@ -4,6 +4,11 @@
 authors' build setups usually resolve them (the main file's folder first, then the including
 file's folder), with or without the ``.tex`` extension, nested, with cycle detection and a depth
 cap. What cannot be resolved becomes a warning on the paper, never a failure.
+
+The inlined text is bounded too: a file that inputs the next file ten times, eight levels deep,
+passes the cycle check and the depth cap yet expands 10^8 times from a few hundred bytes. Past
+:data:`MAX_INCLUSIONS` inputs or :data:`MAX_FLATTENED_CHARS` characters, further inputs are
+skipped with one warning on the paper (the limits are far above what real papers reach).
 """
 
 from __future__ import annotations
@@ -18,6 +23,15 @@ from papergym.sources.latex.blocks import remove_environments, remove_iffalse
 from papergym.sources.latex.scan import is_escaped, read_group, skip_space, strip_comments
 
 MAX_INPUT_DEPTH = 16
+#: Inputs inlined per flattening. Real papers input tens of files; a long thesis a few hundred.
+MAX_INCLUSIONS = 2_000
+#: Characters of source per flattening, main file included: a long thesis has 1-3 million.
+#: The text is read at about 200,000 chars a second, so this also bounds the time a paper takes.
+MAX_FLATTENED_CHARS = 5_000_000
+#: Inputs and characters inlined across every candidate while the main file is chosen: a
+#: folder of thousands of candidate main files, each inputting a fan-out, is bounded too.
+MAX_SEARCH_INCLUSIONS = 5 * MAX_INCLUSIONS
+MAX_SEARCH_CHARS = 4 * MAX_FLATTENED_CHARS
 # Folders whose .tex files are old copies, not the paper being built.
 _STALE_DIRS = frozenset(
     {"draft", "drafts", "old", "backup", "backups", "archive", "unused", "trash"}
@@ -46,17 +60,39 @@ class Flattened:
     text: str
     files: list[str] = field(default_factory=list)  # relative to the root, in reading order
     warnings: list[str] = field(default_factory=list)
+    inclusions: int = 0  # inputs inlined
+
+
+@dataclass(frozen=True)
+class FlattenLimits:
+    """Bounds on one flattening: nesting depth, inputs inlined, characters inlined."""
+
+    max_depth: int = MAX_INPUT_DEPTH
+    max_inclusions: int = MAX_INCLUSIONS
+    max_chars: int = MAX_FLATTENED_CHARS
 
 
 @dataclass
 class _Flattener:
     root: Path
     main_dir: Path
-    max_depth: int
+    limits: FlattenLimits
     result: Flattened
+    # A file input many times (or by several candidate main files) is read and cleaned once.
+    sources: dict[Path, str]
+    found: dict[tuple[str | Path, ...], Path | None] = field(default_factory=dict)
+    names: dict[Path, str] = field(default_factory=dict)
+    inclusions: int = 0
+    chars: int = 0
+    over_limit: int = 0  # inputs skipped because a limit was reached
 
-    def expand(self, path: Path, import_dir: Path, stack: tuple[Path, ...]) -> str:
-        text = read_source(path)
+    def source(self, path: Path) -> str:
+        text = self.sources.get(path)
+        if text is None:
+            text = self.sources[path] = read_source(path)
+        return text
+
+    def expand(self, text: str, path: Path, import_dir: Path, stack: tuple[Path, ...]) -> str:
         # Listed only once read: a binary or unreadable input is skipped with a warning, and
         # ``files`` names the files whose text went into the paper.
         self.result.files.append(self.relative(path))
@@ -86,6 +122,9 @@ class _Flattener:
         import_dir: Path,
         stack: tuple[Path, ...],
     ) -> str:
+        if self.inclusions >= self.limits.max_inclusions:
+            self.over_limit += 1  # counted, not even resolved: the rest of a fan-out is cheap
+            return ""
         where = self.relative(parent)
         if folder is not None:  # \import{dir}{file} and relatives change the search folder
             base = parent.parent if command.startswith("sub") else self.main_dir
@@ -94,26 +133,41 @@ class _Flattener:
         if target is None:
             self.warn(f"unresolved \\{command}{{{name}}} in {where}")
             return ""
-        if not _inside(target, self.root):
+        if not target.is_relative_to(self.root):  # both already resolved
             self.warn(f"\\{command}{{{name}}} in {where} points outside the paper folder; skipped")
             return ""
         if target in stack:
             chain = " -> ".join(self.relative(p) for p in (*stack, target))
             self.warn(f"input cycle skipped: {chain}")
             return ""
-        if len(stack) > self.max_depth:
+        if len(stack) > self.limits.max_depth:
             self.warn(
-                f"\\{command}{{{name}}} in {where} nested deeper than {self.max_depth}; skipped"
+                f"\\{command}{{{name}}} in {where} nested deeper than {self.limits.max_depth}; "
+                "skipped"
             )
             return ""
         try:
-            body = self.expand(target, import_dir, (*stack, target))
+            text = self.source(target)
         except BadInputError as error:
             self.warn(f"\\{command}{{{name}}} in {where} skipped: {error.reason}")
             return ""
+        if self.chars + len(text) > self.limits.max_chars:
+            self.over_limit += 1
+            return ""
+        self.inclusions += 1
+        self.chars += len(text)
+        body = self.expand(text, target, import_dir, (*stack, target))
         return f"\n{body}\n"
 
     def resolve(self, name: str, folders: list[Path]) -> Path | None:
+        # A file input many times from one folder is looked up once (each lookup resolves
+        # paths on disk, the bulk of the time in a long fan-out).
+        key: tuple[str | Path, ...] = (name, *folders)
+        if key not in self.found:
+            self.found[key] = self.lookup(name, folders)
+        return self.found[key]
+
+    def lookup(self, name: str, folders: list[Path]) -> Path | None:
         names = [name] if name.endswith(".tex") else [f"{name}.tex", name]
         for folder in dict.fromkeys(folders):
             for candidate_name in names:
@@ -123,10 +177,12 @@ class _Flattener:
         return None
 
     def relative(self, path: Path) -> str:
-        try:
-            return PurePosixPath(path.resolve().relative_to(self.root)).as_posix()
-        except ValueError:
-            return str(path)
+        if path not in self.names:
+            try:
+                self.names[path] = PurePosixPath(path.resolve().relative_to(self.root)).as_posix()
+            except ValueError:
+                self.names[path] = str(path)
+        return self.names[path]
 
     def warn(self, message: str) -> None:
         if message not in self.result.warnings:
@@ -167,14 +223,6 @@ def _input_arguments(text: str, match: re.Match[str]) -> tuple[str | None, str, 
     return folder, name, end
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root)
-        return True
-    except ValueError:
-        return False
-
-
 def document_body(text: str) -> str:
     """The text between ``\\begin{document}`` and ``\\end{document}`` (or to the end)."""
     begin = _BEGIN_DOCUMENT.search(text)
@@ -184,13 +232,39 @@ def document_body(text: str) -> str:
     return text[begin.end() : end.start() if end else len(text)]
 
 
-def flatten(root: Path, main: Path, max_depth: int = MAX_INPUT_DEPTH) -> Flattened:
-    """Inline every input reachable from ``main``; paths are resolved inside ``root``."""
+def flatten(
+    root: Path,
+    main: Path,
+    limits: FlattenLimits | None = None,
+    *,
+    sources: dict[Path, str] | None = None,
+) -> Flattened:
+    """Inline every input reachable from ``main``; paths are resolved inside ``root``.
+
+    Past the limits, further inputs are skipped and one warning on the result says how many.
+    ``sources`` caches cleaned file texts by resolved path, to share between flattenings.
+    """
+    limits = limits or FlattenLimits()
     root = root.resolve()
     main = main.resolve()
     result = Flattened(text="")
-    flattener = _Flattener(root=root, main_dir=main.parent, max_depth=max_depth, result=result)
-    result.text = flattener.expand(main, main.parent, (main,))
+    flattener = _Flattener(
+        root=root,
+        main_dir=main.parent,
+        limits=limits,
+        result=result,
+        sources={} if sources is None else sources,
+    )
+    main_text = flattener.source(main)
+    flattener.chars = len(main_text)
+    result.text = flattener.expand(main_text, main, main.parent, (main,))
+    result.inclusions = flattener.inclusions
+    if flattener.over_limit:
+        result.warnings.append(
+            f"inputs limited: {flattener.over_limit:,} further input(s) not inlined after "
+            f"{flattener.inclusions:,} inlined ({flattener.chars:,} chars; limits "
+            f"{limits.max_inclusions:,} inputs, {limits.max_chars:,} chars)"
+        )
     return result
 
 
@@ -217,28 +291,47 @@ def find_main_file(root: Path, tex_files: list[Path]) -> MainFile:
     is not in a drafts/old folder and reaches the most content through its inputs wins.
     """
     root = root.resolve()
+    sources: dict[Path, str] = {}
     candidates: list[Path] = []
     unreadable: list[str] = []
     for path in tex_files:
         try:
-            if _is_candidate(read_source(path)):
+            resolved = path.resolve()
+            if resolved not in sources:
+                sources[resolved] = read_source(resolved)
+            if _is_candidate(sources[resolved]):
                 candidates.append(path)
         except BadInputError as error:
             # Said, not silently dropped: a binary file named .tex is a question for the user.
             unreadable.append(f"{path.resolve().relative_to(root).as_posix()}: {error.reason}")
     if not candidates:
         return _fallback_main(root, tex_files, unreadable)
-    scored = []
+    # Only the winning flattening is kept: each can be up to MAX_FLATTENED_CHARS long, and
+    # the others are only needed for their lengths.
+    scored: list[tuple[tuple[bool, int, bool], Path, int]] = []
+    best: tuple[tuple[bool, int, bool], Flattened] | None = None
+    inclusions = chars = 0
     for path in candidates:
-        flat = flatten(root, path)
+        # Each candidate gets the per-flattening limits, or what is left of the search's.
+        limits = FlattenLimits(
+            max_inclusions=max(0, min(MAX_INCLUSIONS, MAX_SEARCH_INCLUSIONS - inclusions)),
+            max_chars=max(0, min(MAX_FLATTENED_CHARS, MAX_SEARCH_CHARS - chars)),
+        )
+        flat = flatten(root, path, limits, sources=sources)
+        inclusions, chars = inclusions + flat.inclusions, chars + len(flat.text)
         stale = any(
             part.lower() in _STALE_DIRS for part in path.resolve().relative_to(root).parts[:-1]
         )
         conventional = path.stem.lower() in _CONVENTIONAL_MAIN_NAMES
-        scored.append(((not stale, len(flat.text), conventional), path, flat))
-    scored.sort(key=lambda item: item[0], reverse=True)
-    _, best, flat = scored[0]
-    rel = best.resolve().relative_to(root).as_posix()
+        key = (not stale, len(flat.text), conventional)
+        if best is None or key > best[0]:  # the first of equal keys wins, as in the sort below
+            best = (key, flat)
+        scored.append((key, path, len(flat.text)))
+    assert best is not None
+    flat = best[1]
+    scored.sort(key=lambda item: item[0], reverse=True)  # stable: the first of equals leads
+    main = scored[0][1]
+    rel = main.resolve().relative_to(root).as_posix()
     if len(scored) == 1:
         reason = "the only file with \\documentclass and \\begin{document}"
     else:
@@ -246,9 +339,9 @@ def find_main_file(root: Path, tex_files: list[Path]) -> MainFile:
         # than claiming the winner reaches the most content when a draft reaches more.
         best_fresh = scored[0][0][0]
         others = ", ".join(
-            f"{p.resolve().relative_to(root).as_posix()} ({len(f.text):,} chars"
+            f"{p.resolve().relative_to(root).as_posix()} ({length:,} chars"
             f"{', in a drafts folder' if best_fresh and not key[0] else ''})"
-            for key, p, f in scored[1:4]
+            for key, p, length in scored[1:4]
         )
         beaten_drafts = best_fresh and any(not key[0] for key, _, _ in scored[1:])
         reason = (
@@ -259,7 +352,7 @@ def find_main_file(root: Path, tex_files: list[Path]) -> MainFile:
         )
     for message in unreadable:
         flat.warnings.append(f"skipped {message}")
-    return MainFile(best, reason, flat)
+    return MainFile(main, reason, flat)
 
 
 def _fallback_main(root: Path, tex_files: list[Path], unreadable: list[str]) -> MainFile:
