@@ -25,11 +25,11 @@ from rich.table import Table
 
 from papergym.build.runner import Builder, settings_for
 from papergym.embed import embed
+from papergym.fakellm import FakeOpenAIServer
+from papergym.fakellm.plausible import responder
 from papergym.ingestion import ingest_sources
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
-from papergym.testing.build_responder import responder
-from papergym.testing.openai_server import FakeOpenAIServer
 
 DEFAULT_PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
 CRITICAL_PATH_ROUNDS = 7

@@ -2,7 +2,7 @@
 
 For each injected server latency L and concurrency C, R distinct structured requests are sent
 by two clients measured in the same run, each against a fresh fake server in its own process
-(``python -m papergym.testing.openai_server``), so that ``time.process_time()`` is the
+(``papergym fake-llm --answers schema``), so that ``time.process_time()`` is the
 client's CPU alone:
 
 * ``peer`` - a bare ``openai.AsyncOpenAI`` loop: an ``asyncio.Semaphore(C)`` around
@@ -147,13 +147,13 @@ class Cell:
 
 
 class ServerProcess:
-    """``python -m papergym.testing.openai_server`` on a free port, stopped with SIGTERM."""
+    """``papergym fake-llm --answers schema`` on a free port, stopped with SIGTERM."""
 
     def __init__(self, latency: float, log: Path) -> None:
         self._log = log.open("w")
         self.process = subprocess.Popen(
             [
-                *(sys.executable, "-m", "papergym.testing.openai_server"),
+                *(sys.executable, "-m", "papergym.cli", "fake-llm", "--answers", "schema"),
                 *("--port", "0", "--latency", str(latency)),
             ],
             stdout=subprocess.PIPE,

@@ -85,7 +85,7 @@ def verdict_responder(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _serve(latency: float, conn: Connection) -> None:
-    from papergym.testing.openai_server import FakeOpenAIServer
+    from papergym.fakellm import FakeOpenAIServer
 
     with FakeOpenAIServer(latency=latency, responder=verdict_responder) as server:
         conn.send(server.base_url)

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from papergym.audit.command import audit
 from papergym.build.general import GENERAL_CRITERIA
+from papergym.fakellm import Behaviour, FakeOpenAIServer
 from papergym.jsonl import read_jsonl, write_jsonl
 from papergym.records import Criterion, Instance, Rubric
-from papergym.testing.openai_server import Behaviour, FakeOpenAIServer
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 app.command("audit")(audit)

@@ -11,10 +11,10 @@ import pytest
 
 from papergym.audit.formats import AuditCriterion, AuditItem
 from papergym.audit.judge import STAGE, judge_items, judge_messages, judgement_schema
+from papergym.fakellm import Behaviour, FakeOpenAIServer
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.records import LeakageVerdict
-from papergym.testing.openai_server import Behaviour, FakeOpenAIServer
 
 QUESTION = "How can attention be made cheaper on long sequences? Propose a research plan."
 

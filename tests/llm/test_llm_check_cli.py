@@ -9,11 +9,11 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from papergym.cli import app
+from papergym.fakellm import FakeOpenAIServer
 from papergym.llm.config import Price
 from papergym.llm.report import usage_table
 from papergym.llm.types import Usage
 from papergym.llm.usage import UsageTracker
-from papergym.testing.openai_server import FakeOpenAIServer
 
 runner = CliRunner()
 

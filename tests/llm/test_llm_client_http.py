@@ -11,6 +11,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
+from papergym.fakellm import FakeOpenAIServer
 from papergym.llm.cache import ResponseCache
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
@@ -21,7 +22,6 @@ from papergym.llm.types import (
     LLMTruncatedError,
     Message,
 )
-from papergym.testing.openai_server import FakeOpenAIServer
 
 
 class Criterion(BaseModel):

@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from papergym.build.llm_recipe import StageEvidence
 from papergym.cli import app
+from papergym.fakellm import Behaviour, FakeOpenAIServer, RawResponse
 from papergym.llm.cache import ResponseCache, cache_key
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
@@ -34,7 +35,6 @@ from papergym.llm.types import (
     LLMTruncatedError,
     Message,
 )
-from papergym.testing.openai_server import Behaviour, FakeOpenAIServer, RawResponse
 
 ASK = [Message(role="user", content="Sort what this excerpt says into the four stages.")]
 

@@ -18,14 +18,17 @@ import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterator
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import openai
 import pytest
 from openai import AsyncOpenAI
 from pydantic import BaseModel, Field
+from typer.testing import CliRunner
 
-from papergym.testing import (
+from papergym.cli import app
+from papergym.fakellm import (
     Behaviour,
     FakeOpenAIServer,
     RawResponse,
@@ -34,6 +37,7 @@ from papergym.testing import (
 )
 
 T = TypeVar("T")
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "papers"
 
 
 class Priority(StrEnum):
@@ -341,15 +345,25 @@ def test_stop_closes_hung_connections_and_the_port() -> None:
 
 
 def test_cli_serves_until_interrupted() -> None:
-    command = [sys.executable, "-m", "papergym.testing.openai_server", "--port", "0"]
-    command += ["--latency", "0.01", "--script", "503"]
+    command = [sys.executable, "-m", "papergym.cli", "fake-llm", "--port", "0"]
+    command += ["--latency", "0.01", "--script", "503", "--log"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        base_url = line.split()[1]
-        assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
+        assert line.startswith("papergym fake-llm listening on http://127.0.0.1:"), line
+        base_url = line.split()[4]
+        assert base_url.endswith("/v1")
         assert http_get(base_url.removesuffix("/v1") + "/health")[0] == 200
+        request = urllib.request.Request(
+            f"{base_url}/chat/completions",
+            data=json.dumps({"model": "m", "messages": MESSAGES}).encode(),
+            method="POST",
+        )
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=5)  # the scripted 503
+        with caught.value as error:
+            assert error.code == 503
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=10)
     finally:
@@ -357,8 +371,154 @@ def test_cli_serves_until_interrupted() -> None:
             process.kill()
             process.wait()
     assert process.returncode == 0, err
-    assert "served 0 chat requests" in out
-    assert "Warning" not in err
+    assert "served 1 chat requests, max in flight 1" in out
+    assert "POST /v1/chat/completions 503 error" in err  # --log: one line per request
+    assert "GET /health 200" in err
+    assert "Warning" not in err and "Traceback" not in err
+
+
+def test_cli_taken_port_and_bad_behaviour_are_one_line(server: FakeOpenAIServer) -> None:
+    runner = CliRunner()
+    taken = runner.invoke(app, ["fake-llm", "--port", str(server.port)])
+    assert taken.exit_code == 2
+    assert taken.output.strip() == (
+        f"error: port {server.port} on 127.0.0.1 is in use (another server?); "
+        "choose one with --port"
+    )
+    bad = runner.invoke(app, ["fake-llm", "--port", "0", "--fail-mode", "sometimes"])
+    assert bad.exit_code == 2
+    lines = bad.output.strip().splitlines()
+    assert len(lines) == 1 and "--fail-mode: unknown behaviour 'sometimes'" in lines[0]
+
+
+def test_help_documents_every_option() -> None:
+    output = CliRunner().invoke(app, ["fake-llm", "--help"], env={"COLUMNS": "200"}).output
+    for option in ("--host", "--port", "--latency", "--fail-rate", "--fail-mode", "--mode"):
+        assert option in output
+    for option in ("--script", "--answers", "--seed", "--hang-seconds", "--log", "--model"):
+        assert option in output
+    assert "drop (the connection is closed without an answer)" in " ".join(output.split())
+
+
+def test_fail_rate_injects_the_fail_mode_reproducibly() -> None:
+    def outcomes(seed: int) -> list[int]:
+        with FakeOpenAIServer(fail_rate=0.5, fail_behaviour="503", seed=seed) as server:
+            return [post_raw(server.port, chat_body())[0] for _ in range(20)]
+
+    first = outcomes(seed=7)
+    assert set(first) == {200, 503}  # some of each, not all or nothing
+    assert outcomes(seed=7) == first
+
+
+# -- socket-level behaviour ---------------------------------------------------------------------
+
+
+def chat_body() -> bytes:
+    return json.dumps({"model": "m", "messages": MESSAGES}).encode()
+
+
+def read_response(sock: socket.socket) -> tuple[int, bytes]:
+    """Status and body of one HTTP response read from ``sock`` (Content-Length framed)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"closed after {data!r}")
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = int(next(v for k, v in _header_lines(head) if k == "content-length"))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return int(head.split()[1]), body
+
+
+def _header_lines(head: bytes) -> list[tuple[str, str]]:
+    lines = head.decode("latin-1").split("\r\n")[1:]
+    return [(k.strip().lower(), v.strip()) for k, _, v in (line.partition(":") for line in lines)]
+
+
+def post_raw(port: int, body: bytes) -> tuple[int, bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        head = f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+        sock.sendall(head.encode() + b"\r\n" + body)
+        return read_response(sock)
+
+
+def test_chunked_body_after_expect_100_continue(server: FakeOpenAIServer) -> None:
+    body = chat_body()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
+        assert sock.recv(64).startswith(b"HTTP/1.1 100 Continue\r\n")
+        for part in (body[:10], body[10:]):
+            sock.sendall(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+        sock.sendall(b"0\r\n\r\n")
+        status, answer = read_response(sock)
+    assert status == 200
+    assert json.loads(answer)["choices"][0]["message"]["content"].startswith("ok: Plan a study")
+    assert server.requests[-1]["messages"] == MESSAGES
+
+
+def test_drop_closes_the_connection_without_an_answer(
+    server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.script("drop", Behaviour.drop())
+    with pytest.raises(ConnectionError, match="closed after b''"):
+        post_raw(server.port, chat_body())
+    with pytest.raises(openai.APIConnectionError):
+        ask(server)
+    assert ask(server).choices[0].finish_reason == "stop"  # the next request is answered
+    assert server.request_count == 3 and server.in_flight == 0
+    assert "ASGI" not in caplog.text  # uvicorn saw a close, not an app that forgot to answer
+
+
+def test_cut_off_body_stalls_until_the_client_leaves(server: FakeOpenAIServer) -> None:
+    server.script(
+        Behaviour.respond(lambda _: RawResponse(200, b'{"choi', {"Content-Length": "99"}))
+    )
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        head = f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(chat_body())}\r\n"
+        sock.sendall(head.encode() + b"\r\n" + chat_body())
+        received = b""
+        while not received.endswith(b'{"choi'):
+            received += sock.recv(1024)
+        assert b"content-length: 99" in received.lower()
+        sock.settimeout(0.3)
+        with pytest.raises(TimeoutError):
+            sock.recv(1024)  # the rest never comes
+        assert server.in_flight == 1
+    deadline = time.monotonic() + 3
+    while server.in_flight and time.monotonic() < deadline:  # the server notices the hang-up
+        time.sleep(0.02)
+    assert server.in_flight == 0
+
+
+# -- the LLM recipe against the command ---------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_build_against_the_fake_llm_command_yields_instances(tmp_path: Path) -> None:
+    """What the README's dry run promises: a subprocess server, a real build, instances."""
+    command = [sys.executable, "-m", "papergym.cli", "fake-llm", "--port", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().split()[4]
+        build = [sys.executable, "-m", "papergym.cli", "build", str(EXAMPLES), "-o"]
+        build += [str(tmp_path / "out"), "--base-url", base_url, "--model", "fake"]
+        build += ["--cache-dir", str(tmp_path / "cache"), "--json"]
+        result = subprocess.run(build, capture_output=True, text=True, timeout=600)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=10)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["instances"] >= 1
+    [line] = (tmp_path / "out" / "instances.jsonl").read_text().splitlines()
+    instance = json.loads(line)
+    assert len(instance["rubric"]["specific"]) == 10
+    assert "?" in instance["question"] and not any(c.isdigit() for c in instance["question"])
 
 
 # -- the pure pieces ----------------------------------------------------------------------------

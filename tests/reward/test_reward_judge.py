@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from papergym.fakellm import FakeOpenAIServer
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.llm.types import SamplingParams
@@ -20,7 +21,6 @@ from papergym.reward.judge import (
     RubricJudge,
     judgement_schema,
 )
-from papergym.testing.openai_server import FakeOpenAIServer
 
 QUESTION = "How can attention be made cheaper on long sequences? Propose a research plan."
 REFERENCE = (

@@ -17,10 +17,10 @@ from peft import PeftModel
 from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM
 
+from papergym.fakellm import FakeOpenAIServer
 from papergym.records import Instance, Verdict
 from papergym.reward.judge import RubricJudge
 from papergym.reward.reward import RubricReward
-from papergym.testing.openai_server import FakeOpenAIServer
 from papergym.train.config import RewardSettings
 from papergym.train.grpo import LLM_CONFIG_ENV, build_reward, grpo_config, run_grpo
 from papergym.train.run import StageContext
