@@ -250,7 +250,7 @@ def test_check_reward_reports_probes_auc_and_flags(
 
 @pytest.mark.slow
 def test_check_reward_on_the_offline_build_of_the_real_papers(tmp_path: Path) -> None:
-    from conftest import SHARED_PAPERS
+    from support.papers import SHARED_PAPERS
 
     if not SHARED_PAPERS.is_dir():
         pytest.skip("../shared/papers is not available")

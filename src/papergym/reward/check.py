@@ -11,8 +11,9 @@ the reference does not beat every gaming probe by a margin.
 
 from __future__ import annotations
 
+import asyncio
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from papergym.records import Instance, Score
@@ -84,9 +85,15 @@ class CheckReport:
 
 
 async def check_reward(
-    reward: RubricReward, instances: Sequence[Instance], margin: float = 0.2
+    reward: RubricReward,
+    instances: Sequence[Instance],
+    margin: float = 0.2,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CheckReport:
-    """Score every probe of every instance and summarise."""
+    """Score every probe of every instance and summarise.
+
+    ``progress(done, total)`` is called once before judging starts and after every answer.
+    """
     plans = [
         (
             instance,
@@ -97,7 +104,7 @@ async def check_reward(
         for i, instance in enumerate(instances)
     ]
     pairs = [(instance, answer) for instance, answers in plans for answer in answers.values()]
-    scores = iter(await reward.ascore_many(pairs))
+    scores = iter(await _score_all(reward, pairs, progress))
     by_probe: dict[str, list[Score]] = {p: [] for p in PROBES}
     flagged: list[dict[str, object]] = []
     for instance, answers in plans:
@@ -117,6 +124,26 @@ async def check_reward(
     return CheckReport(
         reward.judge.name, len(instances), summaries, auc(own, other), margin, flagged
     )
+
+
+async def _score_all(
+    reward: RubricReward,
+    pairs: Sequence[tuple[Instance, str]],
+    progress: Callable[[int, int], None] | None,
+) -> list[Score]:
+    if progress is None:
+        return await reward.ascore_many(pairs)
+    done = 0
+    progress(done, len(pairs))
+
+    async def one(instance: Instance, answer: str) -> Score:
+        nonlocal done
+        score = await reward.ascore(instance, answer)
+        done += 1
+        progress(done, len(pairs))
+        return score
+
+    return list(await asyncio.gather(*(one(i, a) for i, a in pairs)))
 
 
 def _flag(instance: Instance, mine: dict[str, Score], margin: float) -> list[dict[str, object]]:

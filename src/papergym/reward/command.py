@@ -8,13 +8,15 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from pydantic import ValidationError
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from papergym.cliutil import DebugOption, JsonOption, reports_errors, stdout
+from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
 from papergym.errors import BadInputError
-from papergym.jsonl import read_jsonl, write_jsonl
+from papergym.jsonl import iter_json_lines, read_jsonl, write_jsonl
 from papergym.records import Instance
-from papergym.reward.reward import RubricReward
+from papergym.reward.reward import DEFAULT_MAX_ANSWER_CHARS, RubricReward
 from papergym.reward.runtime import make_judge
 
 JudgeOption = Annotated[
@@ -30,27 +32,100 @@ AlphaOption = Annotated[
 ]
 
 
-def _reward(judge: str, alpha: float) -> RubricReward:
-    return RubricReward(make_judge(None if judge == "auto" else judge), alpha=alpha)
+MaxAnswerCharsOption = Annotated[
+    int,
+    typer.Option(
+        "--max-answer-chars",
+        min=0,
+        help="Longer answers are cut to this many characters before judging, and their score "
+        "says answer_truncated (0: no limit).",
+    ),
+]
+
+ID_FIELDS = ("instance_id", "id")
+ANSWER_FIELDS = ("answer", "response", "completion")
 
 
-def _answers(path: Path) -> dict[str, str]:
-    """Answers as JSONL ``{"instance_id": ..., "answer": ...}`` (also ``id``/``response``)."""
-    if not path.is_file():
-        raise BadInputError(path, "no such file")
-    answers: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            key = str(row.get("instance_id", row.get("id")))
-            answers[key] = str(row.get("answer", row.get("response", row.get("completion"))))
-        except (json.JSONDecodeError, AttributeError):
+def _reward(
+    judge: str, alpha: float, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS
+) -> RubricReward:
+    return RubricReward(
+        make_judge(None if judge == "auto" else judge),
+        alpha=alpha,
+        max_answer_chars=max_answer_chars or None,
+    )
+
+
+def _json_kind(value: object) -> str:
+    """How JSON calls ``value``'s type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "a string"
+
+
+def _text_field(row: dict[str, object], names: tuple[str, ...], where: str) -> str:
+    """The first of ``names`` present in ``row``, which must hold a string.
+
+    Never ``str()`` of whatever is there: a null, a number or a list would be scored as the
+    text "None", "3.14" or "['...']".
+    """
+    name = next((n for n in names if n in row), None)
+    if name is None:
+        raise BadInputError(where, f"no {names[0]} field (expected one of {', '.join(names)})")
+    value = row[name]
+    if not isinstance(value, str):
+        raise BadInputError(where, f"{name} must be a string, not {_json_kind(value)}")
+    return value
+
+
+def _answers(path: Path) -> dict[str, tuple[int, str]]:
+    """Answers by instance id, with their line: JSONL ``{"instance_id": ..., "answer": ...}``
+    (the id may be called ``id``; the answer ``response`` or ``completion``)."""
+    answers: dict[str, tuple[int, str]] = {}
+    for number, row in iter_json_lines(path):
+        where = f"{path}:{number}"
+        if not isinstance(row, dict):
             raise BadInputError(
-                f"{path}:{number}", "not a JSON object with instance_id and answer"
-            ) from None
+                where, f"expected a JSON object with instance_id and answer, not {_json_kind(row)}"
+            )
+        key = _text_field(row, ID_FIELDS, where)
+        if not key.strip():
+            raise BadInputError(where, "instance_id is empty")
+        answer = _text_field(row, ANSWER_FIELDS, where)
+        if key in answers:
+            raise BadInputError(
+                where, f"duplicate instance_id {key!r} (first on line {answers[key][0]})"
+            )
+        answers[key] = (number, answer)
+    if not answers:
+        raise BadInputError(path, "no answers")
     return answers
+
+
+def _instances(path: Path) -> dict[str, Instance]:
+    """Instances by id; a duplicate id is an error naming both lines."""
+    by_id: dict[str, tuple[int, Instance]] = {}
+    for number, data in iter_json_lines(path):
+        try:
+            instance = Instance.model_validate(data)
+        except ValidationError as error:
+            first = str(error).splitlines()[0]
+            raise BadInputError(f"{path}:{number}", f"not a valid Instance: {first}") from None
+        if instance.id in by_id:
+            raise BadInputError(
+                f"{path}:{number}",
+                f"duplicate instance id {instance.id!r} (first on line {by_id[instance.id][0]})",
+            )
+        by_id[instance.id] = (number, instance)
+    return {key: instance for key, (_, instance) in by_id.items()}
 
 
 @reports_errors
@@ -66,25 +141,38 @@ def score(
     ] = Path("scores.jsonl"),
     judge: JudgeOption = "auto",
     alpha: AlphaOption = 0.7,
+    max_answer_chars: MaxAnswerCharsOption = DEFAULT_MAX_ANSWER_CHARS,
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """Score answers against their instances' rubrics; unscored answers are reported, never 0."""
-    by_id = {i.id: i for i in read_jsonl(instances, Instance)}
+    """Score answers against their instances' rubrics; unscored answers are reported, never 0.
+
+    Each answers line is {"instance_id": "...", "answer": "..."} (also "id"; "response" or
+    "completion"), one per instance. A line that is not such an object (a null, number or list
+    answer, no answer field, no id, an id seen before, an unknown id) stops the command with
+    one line naming file:line, exit 2, and nothing written.
+    """
+    if out.is_dir():
+        raise BadInputError(out, "is a folder; -o takes the path of the scores file")
+    by_id = _instances(instances)
     given = _answers(answers)
-    unknown = sorted(set(given) - set(by_id))
+    unknown = [(line, key) for key, (line, _) in given.items() if key not in by_id]
     if unknown:
+        line, key = unknown[0]
         raise BadInputError(
-            answers, f"{len(unknown)} answer(s) name unknown instances, e.g. {unknown[0]}"
+            f"{answers}:{line}",
+            f"instance_id {key!r} is not in {instances}"
+            + (f" ({len(unknown) - 1} more unknown)" if len(unknown) > 1 else ""),
         )
-    reward = _reward(judge, alpha)
-    scores = reward.score_many([(by_id[k], a) for k, a in given.items()])
+    reward = _reward(judge, alpha, max_answer_chars)
+    scores = reward.score_many([(by_id[k], a) for k, (_, a) in given.items()])
     write_jsonl(out, scores)
     values = [s.value for s in scores if s.value is not None]
     summary = {
         "answers": len(scores),
         "scored": len(values),
         "unscored": len(scores) - len(values),
+        "truncated": sum(s.answer_truncated for s in scores),
         "mean": sum(values) / len(values) if values else None,
         "judge": reward.judge.name,
         "written": str(out),
@@ -99,20 +187,104 @@ def score(
     stdout.print(table)
 
 
+_SERVE_REWARD_EPILOG = """Requests (JSON bodies; add -H "Authorization: Bearer $TOKEN" with --token-env):
+
+POST /get_reward (OpenRLHF --remote_rm_url): {"query": [prompt+response, ...], "prompts": [prompt, ...], "labels": [ground_truth, ...]} → {"rewards": [...], "scores": [...], "extra_logs": {"rubric_specific", "rubric_general", "rubric_unscored"}}; an unscored answer gets $PAPERGYM_REWARD_UNSCORED (default 0.0) and rubric_unscored 1.0.
+
+POST /score: {"items": [{"ground_truth": ..., "answer": "...", "extra_info": {...} (optional)}]} → {"scores": [{"instance_id", "value" (null when unscored), "specific", "general", "alpha", "verdicts", "unscored_reason", "judge", "answer_truncated"}]}.
+
+A ground_truth (label) is the verl export's reward_model.ground_truth: a JSON string or object {"question", "reference_answer", "rubric"}.
+
+GET /health: 200 {"status": "ok", "judge"} when ready; 503 {"status": "loading"} while the judge loads.
+
+curl -s localhost:8765/health
+
+curl -s localhost:8765/score -H 'Content-Type: application/json' -d '{"items": [{"ground_truth": '"$GT"', "answer": "We will ..."}]}'
+
+curl -s localhost:8765/get_reward -H 'Content-Type: application/json' -d '{"query": ["Q: ...\\nA: We will ..."], "prompts": ["Q: ...\\nA: "], "labels": ['"$GT"']}'
+
+Set GT to one instance's label: GT=$(python -c "import json; i = json.loads(open('env/instances.jsonl').readline()); print(json.dumps({k: i[k] for k in ('question', 'reference_answer', 'rubric')}))")
+
+Logs go to stderr: a start line (address, judge, readiness), one line per request (client, method, path, status, latency, scored/unscored). SIGTERM or Ctrl-C stops the server (exit 0) after at most 5 s of in-flight work."""
+SERVE_REWARD_EPILOG = _SERVE_REWARD_EPILOG
+"""``--help``'s epilog, shown as written (help is plain text: no rich markup to escape)."""
+
+
 @reports_errors
 def serve_reward(
-    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on (0.0.0.0: every interface).")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option(
+            "--port",
+            min=0,
+            max=65535,
+            help="Port to listen on (0: any free port, shown in the start line). Not 8000, "
+            "vLLM's default, which a judge server on the same machine often holds.",
+        ),
+    ] = 8765,
     judge: JudgeOption = "auto",
     alpha: AlphaOption = 0.7,
+    max_body_mb: Annotated[
+        float,
+        typer.Option(
+            "--max-body-mb",
+            min=0.001,
+            help="Largest request body, in MiB; a larger one is refused (413) before it is read.",
+        ),
+    ] = 32.0,
+    max_answer_chars: Annotated[
+        int,
+        typer.Option(
+            "--max-answer-chars",
+            min=0,
+            help="Longer answers are cut to this many characters before judging, and their "
+            "score says answer_truncated (0: no limit).",
+        ),
+    ] = DEFAULT_MAX_ANSWER_CHARS,
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            "--token-env",
+            help="Name of an environment variable holding a bearer token that every request "
+            "but GET /health must send (Authorization: Bearer ...). Default: no token.",
+            show_default=False,
+        ),
+    ] = None,
+    docs: Annotated[
+        bool, typer.Option("--docs", help="Serve the API docs at /docs, /redoc, /openapi.json.")
+    ] = False,
     debug: DebugOption = False,
 ) -> None:
     """Serve the rubric reward over HTTP: POST /get_reward (OpenRLHF), POST /score, GET /health."""
-    import uvicorn
+    import os
+    import sys
 
-    from papergym.reward.server import create_app
+    from papergym.redact import register_secret
+    from papergym.reward.server import bind, serve
 
-    uvicorn.run(create_app(_reward(judge, alpha)), host=host, port=port, log_level="warning")
+    token = None
+    if token_env is not None:
+        token = os.environ.get(token_env, "").strip()
+        if not token:
+            raise BadInputError(None, f"--token-env {token_env}: that variable is not set or empty")
+        register_secret(token)
+    reward = RubricReward(
+        make_judge(None if judge == "auto" else judge),
+        alpha=alpha,
+        max_answer_chars=max_answer_chars or None,
+    )
+    sock = bind(host, port)  # before anything is printed: a taken port is one line, exit 2
+    code = serve(
+        reward, sock, max_body_bytes=int(max_body_mb * 1024 * 1024), token=token, docs=docs
+    )
+    # Served and shut down cleanly: skip the interpreter's teardown, which with torch and the
+    # embedding model loaded takes seconds (C-level, no Python frame) and delays a SIGTERM stop.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 @reports_errors
@@ -128,10 +300,23 @@ def check_reward(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Check at most N instances.")
     ] = None,
+    max_answer_chars: MaxAnswerCharsOption = DEFAULT_MAX_ANSWER_CHARS,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Exit with code 1 (the check failed) when any instance is flagged, as a test "
+            "runner does when a test fails; bad input stays exit 2.",
+        ),
+    ] = False,
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """The reward's self-test: reference vs empty, restated-question, other-paper, padded, criteria-list and judge-injection probes."""
+    """The reward's self-test: reference vs empty, restated-question, other-paper, padded, criteria-list and judge-injection probes.
+
+    Flags the instances whose reference answer does not beat every gaming probe by --margin.
+    Exit 0 whatever is flagged, unless --strict.
+    """
     import asyncio
     from dataclasses import asdict
 
@@ -140,9 +325,31 @@ def check_reward(
     loaded = read_jsonl(instances, Instance)[:limit]
     if not loaded:
         raise BadInputError(instances, "no instances")
-    report = asyncio.run(run_check(_reward(judge, alpha), loaded, margin))
+    reward = _reward(judge, alpha, max_answer_chars)
+    progress = Progress(
+        TextColumn("check-reward"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=json_output or not stderr.is_terminal,
+    )
+    with progress:
+        task = progress.add_task("answers", total=None)
+        report = asyncio.run(
+            run_check(
+                reward,
+                loaded,
+                margin,
+                progress=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+        )
+    failed = strict and bool(report.flagged)
     if json_output:
         print(json.dumps(asdict(report), indent=2))
+        if failed:
+            raise typer.Exit(1)
         return
     table = Table(
         title=f"Reward self-test ({report.judge}, {report.instances} instances)",
@@ -163,5 +370,13 @@ def check_reward(
     stdout.print(
         f"instances whose reference does not beat the gaming probes by {margin}: {len(report.flagged)}"
     )
-    for flag in report.flagged[:10]:
-        stdout.print(f"  {flag['title']}: {flag['reason']}", highlight=False)
+    for flag in report.flagged[:FLAGS_SHOWN]:
+        stdout.print(f"  {flag['title'] or flag['instance_id']}: {flag['reason']}", highlight=False)
+    if len(report.flagged) > FLAGS_SHOWN:
+        stdout.print(f"  … {len(report.flagged) - FLAGS_SHOWN} more (--json lists them all)")
+    if failed:
+        raise typer.Exit(1)
+
+
+FLAGS_SHOWN = 10
+"""Flagged instances listed in the readable summary; --json has every one."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from collections.abc import Sequence
 from importlib import resources
 from string import Template
@@ -206,6 +207,25 @@ class RubricJudge:
         model = self.llm.config.for_role(self.role).model
         chunk = {"all": "all", "one": "one", "k": f"k={self.k}"}[self.mode]
         return f"llm:{model}:{chunk}"
+
+    @property
+    def identity(self) -> str:
+        """Everything that can change this judge's verdicts, for the reward's score cache.
+
+        The name alone would let two judges on different endpoints, sampling settings or
+        reference wordings share cached scores.
+        """
+        backend = self.llm.config.for_role(self.role)
+        return json.dumps(
+            {
+                "name": self.name,
+                "role": self.role,
+                "advisory_reference": self.advisory_reference,
+                "general_reference": self.general_reference,
+                "backend": backend.model_dump(mode="json"),
+            },
+            sort_keys=True,
+        )
 
     @property
     def chunk_size(self) -> int:

@@ -61,10 +61,10 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from papergym.build.text import content_words, split_sentences
 from papergym.embed import cosine_matrix, embed
 from papergym.llm.structured import strip_reasoning
 from papergym.records import Instance, Verdict
+from papergym.text import content_words, split_sentences
 
 THRESHOLD = 0.606
 """Calibrated decision threshold on the combined score (see the module docstring)."""
@@ -152,7 +152,11 @@ class _Encoded:
 
     def __init__(self, texts: Sequence[str]) -> None:
         self.texts = list(texts)
-        self.vectors = embed(self.texts)
+        # Each distinct text is embedded once: a padded or repetitive answer repeats passages,
+        # and the embedding is the whole cost of judging.
+        unique = list(dict.fromkeys(self.texts))
+        row = {text: n for n, text in enumerate(unique)}
+        self.vectors = embed(unique)[[row[t] for t in self.texts]]
         self.words = [key_words(t) for t in self.texts]
 
 

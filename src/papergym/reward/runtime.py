@@ -7,6 +7,10 @@ the environment:
 
 - ``PAPERGYM_REWARD_JUDGE``: ``offline`` (default when no LLM is configured) or ``llm``;
 - ``PAPERGYM_REWARD_ALPHA``: the specific/general mix (default 0.7);
+- ``PAPERGYM_REWARD_MAX_ANSWER_CHARS``: longer answers are cut to this many characters before
+  they are judged, and flagged (default 16000; ``0`` or ``none``: no limit);
+- ``PAPERGYM_REWARD_CACHE_SIZE``: scores kept in memory, least recently used dropped first
+  (default 4096; ``0``: no cache);
 - the LLM layer's variables (``PAPERGYM_LLM_CONFIG``, ``PAPERGYM_BASE_URL``, ...) for the judge.
 """
 
@@ -19,7 +23,12 @@ from collections.abc import Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from papergym.reward.reward import Judge, RubricReward
+from papergym.reward.reward import (
+    DEFAULT_CACHE_SIZE,
+    DEFAULT_MAX_ANSWER_CHARS,
+    Judge,
+    RubricReward,
+)
 
 T = TypeVar("T")
 
@@ -79,8 +88,31 @@ def shared_reward() -> RubricReward:
     with _lock:
         if _reward is None:
             alpha = float(os.environ.get("PAPERGYM_REWARD_ALPHA", "0.7"))
-            _reward = RubricReward(make_judge(), alpha=alpha)
+            _reward = RubricReward(
+                make_judge(),
+                alpha=alpha,
+                cache_size=_int_env("PAPERGYM_REWARD_CACHE_SIZE", DEFAULT_CACHE_SIZE) or 0,
+                max_answer_chars=_int_env(
+                    "PAPERGYM_REWARD_MAX_ANSWER_CHARS", DEFAULT_MAX_ANSWER_CHARS
+                ),
+            )
         return _reward
+
+
+def _int_env(name: str, default: int) -> int | None:
+    """A non-negative integer variable; unset means ``default``, ``0``/``none`` means None."""
+    text = os.environ.get(name, "").strip().lower()
+    if not text:
+        return default
+    if text == "none":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, not {text!r}") from None
+    if value < 0:
+        raise ValueError(f"{name} must be 0 or more, not {value}")
+    return value or None
 
 
 def set_shared_reward(reward: RubricReward | None) -> None:

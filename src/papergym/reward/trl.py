@@ -18,6 +18,7 @@ from typing import Any
 
 from papergym.records import Instance, Rubric, Score
 from papergym.reward import runtime
+from papergym.reward.verl import anonymous_id
 
 
 def completion_text(completion: Any) -> str:
@@ -37,21 +38,24 @@ def _instances(
     rubric: Sequence[str],
     instance_id: Sequence[str] | None,
 ) -> list[Instance]:
+    rubrics = [Rubric.model_validate_json(b) for b in rubric]
     ids = (
-        list(instance_id) if instance_id is not None else [f"row-{i}" for i in range(len(question))]
+        [str(i) for i in instance_id]
+        if instance_id is not None
+        else [anonymous_id(q, r, b) for q, r, b in zip(question, reference, rubrics, strict=True)]
     )
     return [
         Instance(
-            id=str(i),
+            id=i,
             recipe="papergym",
             builder="llm",
             paper_id="",
             title="",
             question=q,
             reference_answer=r,
-            rubric=Rubric.model_validate_json(b),
+            rubric=b,
         )
-        for i, q, r, b in zip(ids, question, reference, rubric, strict=True)
+        for i, q, r, b in zip(ids, question, reference, rubrics, strict=True)
     ]
 
 

@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from papergym.records import Instance, Rubric, Score
+from papergym.records import Instance, Rubric, Score, content_hash
 from papergym.reward import runtime
 
 KEYS = ("score", "specific", "general", "unscored", "num_criteria")
@@ -35,16 +35,33 @@ def instance_from_ground_truth(
         if isinstance(rubric, str)
         else Rubric.model_validate(rubric)
     )
+    question = str(data.get("question") or info.get("question") or "")
+    reference = str(data.get("reference_answer") or info.get("reference_answer") or "")
+    given = info.get("instance_id") or data.get("instance_id")
     return Instance(
-        id=str(info.get("instance_id") or data.get("instance_id") or "verl"),
+        id=str(given) if given else anonymous_id(question, reference, rubric),
         recipe=info.get("recipe", "papergym"),
         builder=info.get("builder", "llm"),
         paper_id=str(info.get("paper_id", "")),
         title=str(info.get("title", "")),
-        question=str(data.get("question") or info.get("question") or ""),
-        reference_answer=str(data.get("reference_answer") or info.get("reference_answer") or ""),
+        question=question,
+        reference_answer=reference,
         rubric=rubric,
     )
+
+
+def anonymous_id(question: str, reference: str, rubric: Rubric) -> str:
+    """An id for an instance that arrives without one: ``rubric-`` and a digest of its content.
+
+    Only a label for the returned Score (the reward's cache is keyed by content, never by id),
+    but a stable one: the same question, reference and rubric always get the same id.
+    """
+    payload = {
+        "question": question,
+        "reference": reference,
+        "rubric": rubric.model_dump(mode="json"),
+    }
+    return "rubric-" + content_hash(payload)
 
 
 def score_dict(score: Score, num_criteria: int) -> dict[str, float]:
