@@ -8,9 +8,9 @@ import unicodedata
 import pytest
 
 import papergym
-from conftest import SHARED_PAPERS
 from papergym.records import Paper
 from papergym.sources.latex.totext import inline_text
+from support.papers import SHARED_PAPERS
 
 
 def _norm(heading: str) -> str:

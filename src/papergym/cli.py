@@ -22,9 +22,11 @@ from papergym import __version__
 from papergym.audit.command import audit as audit_command
 from papergym.build.command import build as build_command
 from papergym.cliutil import (
+    HELP_SETTINGS,
     ApiKeyEnvOption,
     BaseUrlOption,
     DebugOption,
+    HelpGroup,
     JsonOption,
     LLMConfigOption,
     ModelOption,
@@ -34,12 +36,15 @@ from papergym.cliutil import (
 )
 from papergym.errors import BadInputError
 from papergym.export.command import export as export_command
+from papergym.fakellm.command import FAKE_LLM_EPILOG
+from papergym.fakellm.command import fake_llm as fake_llm_command
 from papergym.ingestion import IngestReport, ingest_sources
 from papergym.jsonl import write_jsonl
 from papergym.llm.check import check_backends
 from papergym.llm.config import load_llm_config
 from papergym.llm.report import usage_table
 from papergym.llm.types import ROLES, Role
+from papergym.reward.command import SERVE_REWARD_EPILOG
 from papergym.reward.command import check_reward as check_reward_command
 from papergym.reward.command import score as score_command
 from papergym.reward.command import serve_reward as serve_reward_command
@@ -51,6 +56,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help at any width (see cliutil.HELP_SETTINGS)
+    context_settings=HELP_SETTINGS,
+    cls=HelpGroup,
 )
 
 
@@ -74,8 +82,9 @@ app.command("build")(build_command)
 app.command("audit")(audit_command)
 app.command("export")(export_command)
 app.command("score")(score_command)
-app.command("serve-reward")(serve_reward_command)
+app.command("serve-reward", epilog=SERVE_REWARD_EPILOG)(serve_reward_command)
 app.command("check-reward")(check_reward_command)
+app.command("fake-llm", epilog=FAKE_LLM_EPILOG)(fake_llm_command)
 app.add_typer(train_app)
 
 
@@ -226,6 +235,10 @@ def llm_check(
         raise BadInputError(None, "no LLM configured: pass --llm-config, or --base-url and --model")
     roles = _roles(role)
     results, tracker = asyncio.run(check_backends(config, roles, max_tokens=max_tokens))
+    if results and not any(r.ok for r in results) and not json_output:
+        for failed in results:  # nothing worked: one line per backend says why, no table
+            stderr.print(f"error: {failed.failure_line()}", markup=False, soft_wrap=True)
+        raise typer.Exit(2)
     if json_output:
         payload = {
             "backends": [r.__dict__ | {"ok": r.ok} for r in results],

@@ -13,13 +13,20 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperGroup
 
 from papergym.errors import BadInputError
+from papergym.llm.config import (
+    DEFAULT_DEADLINE_S,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_TOKENS_CEILING,
+    DEFAULT_TIMEOUT_S,
+)
 
 # Summaries piped to a file or a CI log get a roomier width than an 80-column default.
 # markup off: titles, criteria and reasons are user text and may hold "[cite]"-like brackets
@@ -27,6 +34,29 @@ stdout = Console(
     markup=False, width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120
 )
 stderr = Console(stderr=True)
+
+# --help is click's plain layout, wrapped at the terminal's width up to HELP_WIDTH columns: rich's
+# panels squeeze every option into a narrow column at 80 columns and cut long words with "…".
+# With no rich markup, help text is shown as written (no escaping of "[...]").
+HELP_WIDTH = 100
+HELP_SETTINGS: dict[str, Any] = {"max_content_width": HELP_WIDTH}
+
+
+class HelpGroup(TyperGroup):
+    """A command group whose list shows each command's first sentence whole (wrapped), where
+    click cuts it with "..." to fit one line."""
+
+    # Any: click's Context and HelpFormatter, which newer typer releases vendor as typer._click
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = [
+            (name, command.get_short_help_str(limit=10_000))
+            for name in self.list_commands(ctx)
+            if (command := self.get_command(ctx, name)) is not None and not command.hidden
+        ]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -44,7 +74,11 @@ LLMConfigOption = Annotated[
     typer.Option(
         "--llm-config",
         help="YAML file mapping roles (extractor, writer, rubric, judge, reviewer, policy) to "
-        "backends, models, limits, prices and budget. Also $PAPERGYM_LLM_CONFIG.",
+        "backends, models, limits, prices and budget. Also $PAPERGYM_LLM_CONFIG. Defaults: a "
+        f"request times out after {DEFAULT_TIMEOUT_S:g} s (timeout) and is retried "
+        f"{DEFAULT_MAX_RETRIES} times (max_retries); one call gives up after "
+        f"{DEFAULT_DEADLINE_S:g} s in all (deadline); an answer cut by max_tokens is asked once "
+        f"more with twice the budget, up to {DEFAULT_MAX_TOKENS_CEILING} (max_tokens_ceiling).",
         show_default=False,
     ),
 ]
@@ -53,7 +87,9 @@ BaseUrlOption = Annotated[
     typer.Option(
         "--base-url",
         help="OpenAI-compatible endpoint for every role, e.g. http://localhost:8000/v1 (vLLM, "
-        "SGLang, Ollama, llama.cpp, hosted APIs). Also $PAPERGYM_BASE_URL.",
+        "SGLang, Ollama, llama.cpp, hosted APIs). Also $PAPERGYM_BASE_URL. Credentials in it "
+        "(http://user:pass@host/v1) are sent as HTTP Basic auth, in place of the API key, and "
+        "are masked in every message and record.",
         show_default=False,
     ),
 ]

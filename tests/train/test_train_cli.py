@@ -72,6 +72,10 @@ def test_an_interrupted_stage_resumes_from_its_last_checkpoint(
     [
         (["opsd.steps=0"], "opsd.steps"),
         (["nonsense"], "not key=value"),
+        (
+            ["opsd.stepz=3"],
+            "error: override 'opsd.stepz=3': opsd.stepz: unknown key (did you mean opsd.steps?)",
+        ),
         (["--data", "/nonexistent/build"], "no instances.jsonl"),
     ],
 )

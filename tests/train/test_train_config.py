@@ -93,3 +93,44 @@ def test_missing_file_and_extends_cycle(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text("extends: a.yaml\n", encoding="utf-8")
     with pytest.raises(BadInputError, match="cycle"):
         load_config(tmp_path / "a.yaml")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            ["opsd.stepz=3"],
+            "override 'opsd.stepz=3': opsd.stepz: unknown key (did you mean opsd.steps?)",
+        ),
+        (
+            ["opsd.steps=abc"],
+            "override 'opsd.steps=abc': opsd.steps: Input should be a valid integer",
+        ),
+        (["opsdd.steps=3"], "override 'opsdd.steps=3': opsdd: unknown key (did you mean opsd?)"),
+        (["model.tiny.layerz=1"], "did you mean model.tiny.layers?"),
+        (["stages=[opsd, opsd]"], "override 'stages=[opsd, opsd]': stages: "),
+        # the last override of a key is the one that counts, and the one named
+        (["opsd.steps=abc", "opsd.steps=0"], "override 'opsd.steps=0': opsd.steps: "),
+    ],
+)
+def test_a_bad_override_is_named_with_the_closest_key(overrides: list[str], message: str) -> None:
+    """The file is fine: the error is the override's, and says what was probably meant."""
+    with pytest.raises(BadInputError) as error:
+        load_config(CONFIGS / "tiny-cpu.yaml", overrides)
+    assert message in str(error.value)
+    assert "tiny-cpu.yaml" not in str(error.value)
+
+
+def test_file_errors_name_the_file_and_suggest_too(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("opsd: {stepz: 3}\n", encoding="utf-8")
+    with pytest.raises(BadInputError) as error:
+        load_config(path, ["opsd.steps=4"])  # an unrelated override is not blamed
+    assert str(error.value) == f"{path}: opsd.stepz: unknown key (did you mean opsd.steps?)"
+    path.write_text("opsd: {micro_batch_size: 4}\n", encoding="utf-8")
+    with pytest.raises(
+        BadInputError, match=r"multiple of .* \(with override 'opsd.batch_size=6'\)"
+    ):
+        load_config(path, ["opsd.batch_size=6"])
+    with pytest.raises(BadInputError, match=r"opsd.zzz: unknown key \(valid keys in opsd: steps, "):
+        load_config(None, ["opsd.zzz=1"])

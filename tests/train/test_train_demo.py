@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import warnings
 from pathlib import Path
 from types import ModuleType
 
@@ -30,10 +31,15 @@ def metrics(path: Path) -> list[dict[str, float]]:
 
 def test_cpu_demo_runs_opsd_then_grpo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    try:
-        summary = load_demo().run_demo(tmp_path, opsd_steps=2, grpo_steps=2)
-    finally:
-        runtime.set_shared_reward(None)
+    # every warning shown, as in a plain `python examples/train_cpu_demo.py` (pytest's own
+    # filters would hide the libraries' deprecations that the demo must silence as the CLI does)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            summary = load_demo().run_demo(tmp_path, opsd_steps=2, grpo_steps=2)
+        finally:
+            runtime.set_shared_reward(None)
+    assert not [w for w in caught if "gradient_checkpointing" in str(w.message)]
     run = tmp_path / "run"
     assert [s["stage"] for s in summary["stages"]] == ["opsd", "grpo"]
     # GRPO started from the OPSD weights, and the last stage's model is what the run returns

@@ -14,6 +14,7 @@ from papergym.train.config import StageName, TrainConfig
 from papergym.train.run import (
     StageContext,
     StageRunner,
+    config_changes,
     latest_checkpoint,
     prune_checkpoints,
     run_pipeline,
@@ -75,13 +76,39 @@ def test_a_rerun_skips_finished_stages(tmp_path: Path, build_dir: Path) -> None:
 
 def test_a_folder_from_another_config_is_refused(tmp_path: Path, build_dir: Path) -> None:
     run_pipeline(config(tmp_path, build_dir), Recorder().runners())
-    with pytest.raises(BadInputError, match=r"different configuration \(opsd\)"):
-        run_pipeline(config(tmp_path, build_dir, opsd={"steps": 7}), Recorder().runners())
+    with pytest.raises(BadInputError) as error:
+        run_pipeline(
+            config(tmp_path, build_dir, opsd={"steps": 7}, lora={"r": 8}), Recorder().runners()
+        )
+    # each key that differs, with its old and new value
+    assert "different configuration (lora.r: 64 → 8; opsd.steps: 200 → 7)" in str(error.value)
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "x.txt").write_text("mine")
     with pytest.raises(BadInputError, match="holds no PaperGym run"):
         run_pipeline(config(tmp_path, build_dir, output_dir=str(foreign)), Recorder().runners())
+
+
+def test_config_changes_name_every_differing_key() -> None:
+    old = {"output_dir": "a", "opsd": {"steps": 4, "top_k": None}, "stages": ["opsd"]}
+    new = {"output_dir": "b", "opsd": {"steps": 4, "beta": 0.1}, "stages": ["grpo", "opsd"]}
+    assert config_changes(old, new) == [
+        "opsd.beta: (unset) → 0.1",
+        "opsd.top_k: null → (unset)",
+        'stages: ["opsd"] → ["grpo", "opsd"]',
+    ]
+    assert config_changes(old, {**old, "output_dir": "elsewhere"}) == []
+
+
+def test_many_changes_are_cut_with_a_count(tmp_path: Path, build_dir: Path) -> None:
+    run_pipeline(config(tmp_path, build_dir), Recorder().runners())
+    changed = {"steps": 7, "learning_rate": 1.0, "batch_size": 4, "micro_batch_size": 4}
+    with pytest.raises(
+        BadInputError, match=r"opsd.steps: 200 → 7; … 1 more\); use another output_dir"
+    ):
+        run_pipeline(
+            config(tmp_path, build_dir, opsd=changed, lora={"r": 8}, seed=3), Recorder().runners()
+        )
 
 
 def test_missing_data_is_a_one_line_error(tmp_path: Path) -> None:

@@ -402,6 +402,8 @@ def _snippets(root: str) -> dict[str, list[str]]:
             "from datasets import load_from_disk",
             "from trl import GRPOConfig, GRPOTrainer",
             "",
+            "from papergym.reward.trl import rubric_reward",
+            "",
             f'train = load_from_disk("{r["trl"]}dataset")["train"]',
             "trainer = GRPOTrainer(",
             '    model="Qwen/Qwen3-1.7B",',

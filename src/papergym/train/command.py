@@ -10,7 +10,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
+from papergym.cliutil import (
+    HELP_SETTINGS,
+    DebugOption,
+    HelpGroup,
+    JsonOption,
+    reports_errors,
+    stderr,
+    stdout,
+)
 from papergym.train.config import StageName, TrainConfig, load_config
 from papergym.train.run import StageContext, StageRunner, StepHook, run_pipeline
 
@@ -19,6 +27,9 @@ train_app = typer.Typer(
     help="Train a research planner on a build: OPSD, GRPO, SFT, the two-stage pipeline, or a "
     "verl bundle for multi-node GRPO.",
     no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings=HELP_SETTINGS,
+    cls=HelpGroup,
 )
 
 ConfigArgument = Annotated[
@@ -32,7 +43,7 @@ OverridesArgument = Annotated[
     list[str] | None,
     typer.Argument(
         help="Config overrides as key=value, dotted for nested keys, values read as YAML: "
-        "opsd.steps=400 lora.r=16 stages='\\[grpo, opsd]' model.name_or_path=Qwen/Qwen3-1.7B.",
+        "opsd.steps=400 lora.r=16 stages='[grpo, opsd]' model.name_or_path=Qwen/Qwen3-1.7B.",
         show_default=False,
     ),
 ]
@@ -103,8 +114,12 @@ def _config(
     return load_config(config_path, extra, data=data)
 
 
-def _quiet_libraries() -> None:
-    """Our progress bar and summary say what matters; the libraries' per-file bars do not."""
+def quiet_libraries() -> None:
+    """Our progress bar and summary say what matters; the libraries' per-file bars ("Writing
+    model shards"), info logs and deprecation warnings about their own internals do not.
+
+    Every ``papergym train`` command and ``examples/train_cpu_demo.py`` call it.
+    """
     import warnings
 
     from transformers.utils import logging as hf_logging
@@ -117,7 +132,7 @@ def _quiet_libraries() -> None:
 
 
 def _run(config: TrainConfig, as_json: bool) -> None:
-    _quiet_libraries()
+    quiet_libraries()
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -204,7 +219,7 @@ _training_command(
     "pipeline",
     None,
     "Run the config's stages in order (default OPSD then GRPO), each starting from the last "
-    "one's weights. Ablations: stages='\\[grpo, opsd]', stages='\\[grpo]', stages='\\[sft]'.",
+    "one's weights. Ablations: stages='[grpo, opsd]', stages='[grpo]', stages='[sft]'.",
 )
 
 
@@ -229,6 +244,7 @@ def verl_prepare(
     from papergym.train.verl_prepare import prepare_verl
 
     settings = load_config(config, list(overrides or []), data=data)
+    quiet_libraries()  # the tiny model's save would print a tqdm bar into the file list
     written = prepare_verl(settings, out)
     if as_json:
         stdout.print_json(json.dumps({"out": str(out), "files": [str(p) for p in written]}))

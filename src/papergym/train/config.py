@@ -12,11 +12,20 @@ the tests load and validate.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
 
 from papergym.errors import BadInputError
 
@@ -162,13 +171,16 @@ class TrainConfig(_Settings):
     grpo: GRPOSettings = GRPOSettings()
     sft: SFTSettings = SFTSettings()
 
-    @model_validator(mode="after")
-    def _check_stages(self) -> TrainConfig:
-        if not self.stages:
+    # a field validator, not a model one: its errors carry the key (``stages``), so an override
+    # that set it is named
+    @field_validator("stages")
+    @classmethod
+    def _check_stages(cls, stages: list[StageName]) -> list[StageName]:
+        if not stages:
             raise ValueError("stages must name at least one stage")
-        if len(set(self.stages)) != len(self.stages):
-            raise ValueError(f"stages must not repeat a stage: {self.stages}")
-        return self
+        if len(set(stages)) != len(stages):
+            raise ValueError(f"stages must not repeat a stage: {stages}")
+        return stages
 
     def resolved(self) -> dict[str, Any]:
         """The config as plain YAML-able data (paths as strings)."""
@@ -213,9 +225,52 @@ def load_config(
     try:
         return TrainConfig.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "config"
-        raise BadInputError(path, f"{where}: {first['msg']}") from None
+        raise _config_error(error.errors()[0], path, overrides or []) from None
+
+
+def _config_error(first: ErrorDetails, path: Path | None, overrides: list[str]) -> BadInputError:
+    """One line for the first validation error, blaming what set the key: an override or the file.
+
+    An unknown key gets the closest valid one (``opsd.stepz`` → did you mean ``opsd.steps``?).
+    """
+    loc = [str(part) for part in first["loc"]]
+    where = ".".join(loc) or "config"
+    reason = first["msg"]
+    if first["type"] == "extra_forbidden":
+        reason = f"unknown key{_suggestion(loc)}"
+    # the last override that set the failing key (or a section holding it, or, for an unknown
+    # key, the unknown key itself) is to blame; one setting a key inside a failing section
+    # (batch_size against micro_batch_size) is named beside the file
+    unknown = first["type"] == "extra_forbidden"
+    for text in reversed(overrides):
+        key = _key(text)
+        if loc[: len(key)] == key or (unknown and key[: len(loc)] == loc):
+            return BadInputError(None, f"override {text!r}: {where}: {reason}")
+    related = [text for text in overrides if loc and _key(text)[: len(loc)] == loc]
+    if related:
+        reason += f" (with override {', '.join(repr(text) for text in related)})"
+    return BadInputError(path, f"{where}: {reason}")
+
+
+def _key(override: str) -> list[str]:
+    return override.partition("=")[0].strip().split(".")
+
+
+def _suggestion(loc: list[str]) -> str:
+    """`` (did you mean a.b?)`` for the valid key nearest ``loc``'s last part, or its section's keys."""
+    model: type[BaseModel] = TrainConfig
+    for part in loc[:-1]:
+        field = model.model_fields.get(part)
+        annotation = field.annotation if field is not None else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return ""
+        model = annotation
+    valid = list(model.model_fields)
+    prefix = ".".join([*loc[:-1], ""])
+    close = difflib.get_close_matches(loc[-1], valid, n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean {prefix}{close[0]}?)"
+    return f" (valid keys{' in ' + prefix[:-1] if prefix else ''}: {', '.join(valid)})"
 
 
 def read_config_file(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:

@@ -127,20 +127,52 @@ def prepare_run_dir(config: TrainConfig) -> Path:
         if not config_path.is_file():
             raise BadInputError(out, "output folder is not empty and holds no PaperGym run")
         previous = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
-        differing = sorted(
-            key
-            for key in set(previous) | set(resolved)
-            if key not in _IGNORED_FOR_IDENTITY and previous.get(key) != resolved.get(key)
-        )
-        if differing:
+        changes = config_changes(previous, resolved)
+        if changes:
+            shown = "; ".join(changes[:_CHANGES_SHOWN])
+            more = len(changes) - _CHANGES_SHOWN
             raise BadInputError(
                 out,
-                f"run folder holds a run with a different configuration ({', '.join(differing)}); "
+                f"run folder holds a run with a different configuration ({shown}"
+                f"{f'; … {more} more' if more > 0 else ''}); "
                 "use another output_dir or the same config",
             )
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(config_path, yaml.safe_dump(resolved, sort_keys=False))
     return out
+
+
+def config_changes(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """``key: old → new`` for each dotted key whose value differs (output_dir aside), sorted.
+
+    A key only one side has shows ``(unset)`` on the other.
+    """
+    old, new = _flatten(previous), _flatten(current)
+    return [
+        f"{key}: {_shown(old, key)} → {_shown(new, key)}"
+        for key in sorted(set(old) | set(new))
+        if key not in _IGNORED_FOR_IDENTITY and old.get(key, _UNSET) != new.get(key, _UNSET)
+    ]
+
+
+_UNSET = object()
+_CHANGES_SHOWN = 5
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _shown(flat: dict[str, Any], key: str) -> str:
+    if key not in flat:
+        return "(unset)"
+    return json.dumps(flat[key], ensure_ascii=False, default=str)
 
 
 def stage_dir(run_dir: Path, index: int, stage: StageName) -> Path:
