@@ -1,7 +1,8 @@
 """Build speed and LLM cost per instance.
 
 1. Offline (the extractive baseline) over a folder of papers (default ../shared/papers):
-   papers per minute on this machine, with the embedding model's one-off load shown apart.
+   papers per minute on this machine, with the embedding model's one-off load shown apart, and
+   the time to resume the finished build (it reads no source and embeds nothing again).
 2. The LLM recipe against the test server with injected latency (scripted, plausible answers):
    LLM calls and tokens per instance beside the naive count (one call per section + 4 reduces +
    question + reference + 2 rubric sets + merge + a leakage judgement), and wall time beside the
@@ -44,8 +45,21 @@ def offline(papers: Path, console: Console) -> None:
         start = time.perf_counter()
         result = asyncio.run(Builder(out=Path(tmp), settings=settings).run([papers]))
         seconds = time.perf_counter() - start
+        # A resume of the finished build: no source parsed again, no criterion embedded again.
+        start = time.perf_counter()
+        asyncio.run(Builder(out=Path(tmp), settings=settings).run([papers]))
+        resume = time.perf_counter() - start
     table = Table(title="Offline build (extractive baseline)", title_justify="left")
-    for column in ("papers", "instances", "dropped", "seconds", "papers/min", "model load s"):
+    columns = (
+        "papers",
+        "instances",
+        "dropped",
+        "seconds",
+        "papers/min",
+        "model load s",
+        "resume s",
+    )
+    for column in columns:
         table.add_column(column, justify="right")
     table.add_row(
         str(result.papers),
@@ -54,6 +68,7 @@ def offline(papers: Path, console: Console) -> None:
         f"{seconds:.1f}",
         f"{result.papers / seconds * 60:.1f}",
         f"{load:.1f}",
+        f"{resume:.1f}",
     )
     console.print(table)
 

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from papergym.errors import BadInputError
 from papergym.jsonl import append_jsonl, read_jsonl, write_jsonl
-from papergym.records import Paper, PaperMeta, Section
+from papergym.records import Criterion, Instance, Paper, PaperMeta, Rubric, Section, Verdict
 
 
 def make_paper(text: str = "Body text here.", source: str = "a") -> Paper:
@@ -76,3 +76,68 @@ def test_bad_line_names_file_and_line(tmp_path: Path) -> None:
 def test_missing_file_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInputError, match="no such file"):
         read_jsonl(tmp_path / "nope.jsonl", Paper)
+
+
+# --- criterion weights and instance provenance ---------------------------------------------
+
+OLD_INSTANCE = Path(__file__).parent / "reward" / "data" / "instance_v0.jsonl"
+
+
+def make_criterion(weight: float | None = None) -> Criterion:
+    extra = {} if weight is None else {"weight": weight}
+    return Criterion(
+        id="c1", text="The plan does X.", dimension="method", origin="answer", rank=1, **extra
+    )
+
+
+def test_criterion_weight_defaults_to_one_and_its_sign_is_the_polarity() -> None:
+    assert make_criterion().weight == 1.0 and make_criterion().polarity == "desired"
+    pitfall = make_criterion(-2.5)
+    assert pitfall.pitfall and pitfall.polarity == "pitfall"
+    assert "polarity" not in pitfall.model_dump()  # derived from the sign, never stored twice
+
+
+@pytest.mark.parametrize("weight", [0.0, -0.0, float("nan"), float("inf"), float("-inf")])
+def test_zero_and_non_finite_weights_are_refused(weight: float) -> None:
+    with pytest.raises(ValidationError, match="weight"):
+        make_criterion(weight)
+    with pytest.raises(ValidationError, match="weight"):
+        Verdict(criterion_id="c1", passed=True, weight=weight)
+
+
+def test_rubric_knows_whether_it_is_weighted() -> None:
+    plain = Rubric(specific=(make_criterion(),), general=())
+    weighted = Rubric(
+        specific=(make_criterion(), make_criterion(-1).model_copy(update={"id": "h"})), general=()
+    )
+    assert not plain.weighted and plain.pitfalls == ()
+    assert weighted.weighted and [c.id for c in weighted.pitfalls] == ["h"]
+    assert Rubric(specific=(make_criterion(2),), general=()).weighted  # no pitfall, still weighted
+
+
+def test_old_instance_lines_load_as_paper_instances_of_weight_one(tmp_path: Path) -> None:
+    raw = OLD_INSTANCE.read_text()
+    assert '"weight"' not in raw and '"source_kind"' not in raw
+    (old,) = read_jsonl(OLD_INSTANCE, Instance)
+    assert old.source_kind == "paper" and old.source_id == old.paper_id
+    assert {c.weight for c in old.rubric.specific} == {1.0}
+    # written back, the new fields appear with their defaults and read back equal
+    write_jsonl(tmp_path / "again.jsonl", [old])
+    assert read_jsonl(tmp_path / "again.jsonl", Instance) == [old]
+
+
+def test_an_instance_can_come_from_a_plain_document() -> None:
+    doc = Instance(
+        id="d1",
+        recipe="papergym",
+        builder="llm",
+        paper_id="doc-hash",
+        source_kind="document",
+        question="Q?",
+        reference_answer="A.",
+        rubric=Rubric(specific=(make_criterion(),), general=()),
+    )
+    assert doc.title == "" and doc.arxiv_id is None and doc.source_id == "doc-hash"
+    assert Instance.model_validate_json(doc.model_dump_json()) == doc
+    with pytest.raises(ValidationError, match="source_kind"):
+        Instance.model_validate({**doc.model_dump(), "source_kind": "tweet"})

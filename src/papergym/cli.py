@@ -41,13 +41,20 @@ from papergym.fakellm.command import fake_llm as fake_llm_command
 from papergym.ingestion import IngestReport, ingest_sources
 from papergym.jsonl import write_jsonl
 from papergym.llm.check import check_backends
-from papergym.llm.config import load_llm_config
 from papergym.llm.report import usage_table
 from papergym.llm.types import ROLES, Role
+from papergym.reward.calibrate import calibrate_reward as calibrate_reward_command
 from papergym.reward.command import SERVE_REWARD_EPILOG
 from papergym.reward.command import check_reward as check_reward_command
 from papergym.reward.command import score as score_command
 from papergym.reward.command import serve_reward as serve_reward_command
+from papergym.settings.cli import (
+    ConfigOption,
+    OverridesArgument,
+    config_app,
+    llm_flags,
+    resolve,
+)
 from papergym.train.command import train_app
 
 app = typer.Typer(
@@ -84,8 +91,10 @@ app.command("export")(export_command)
 app.command("score")(score_command)
 app.command("serve-reward", epilog=SERVE_REWARD_EPILOG)(serve_reward_command)
 app.command("check-reward")(check_reward_command)
+app.command("calibrate-reward")(calibrate_reward_command)
 app.command("fake-llm", epilog=FAKE_LLM_EPILOG)(fake_llm_command)
 app.add_typer(train_app)
+app.add_typer(config_app)
 
 
 @app.command()
@@ -210,6 +219,8 @@ def _print_ingest_summary(report: IngestReport, written: Path | None) -> None:
 @app.command("llm-check")
 @reports_errors
 def llm_check(
+    overrides: OverridesArgument = None,
+    config_file: ConfigOption = None,
     llm_config: LLMConfigOption = None,
     base_url: BaseUrlOption = None,
     model: ModelOption = None,
@@ -229,10 +240,17 @@ def llm_check(
     """Check that each configured LLM endpoint answers, and answers valid JSON for a schema.
 
     Sends one plain and one structured call to each distinct backend (never from the cache), then prints what worked, the latency, and the tokens used. Exit code 2 when a backend fails.
+
+    The endpoints are the llm section of the configuration: -c FILE, key=value arguments (llm.default.model=M, llm.roles.judge.base_url=URL) and the LLM flags, which set the same keys.
     """
-    config = load_llm_config(llm_config, base_url=base_url, model=model, api_key_env=api_key_env)
+    resolved = resolve(config_file, overrides, llm_flags(llm_config, base_url, model, api_key_env))
+    config = resolved.llm
     if not config.configured:
-        raise BadInputError(None, "no LLM configured: pass --llm-config, or --base-url and --model")
+        raise BadInputError(
+            None,
+            "no LLM configured: pass --llm-config, or --base-url and --model, or set llm in the "
+            "-c file",
+        )
     roles = _roles(role)
     results, tracker = asyncio.run(check_backends(config, roles, max_tokens=max_tokens))
     if results and not any(r.ok for r in results) and not json_output:

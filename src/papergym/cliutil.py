@@ -8,16 +8,17 @@ message, with the traceback only under ``--debug``.
 from __future__ import annotations
 
 import functools
-import os
+import json
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 from typer.core import TyperGroup
 
 from papergym.errors import BadInputError
@@ -27,11 +28,12 @@ from papergym.llm.config import (
     DEFAULT_MAX_TOKENS_CEILING,
     DEFAULT_TIMEOUT_S,
 )
+from papergym.settings.env import terminal_columns_set
 
 # Summaries piped to a file or a CI log get a roomier width than an 80-column default.
 # markup off: titles, criteria and reasons are user text and may hold "[cite]"-like brackets
 stdout = Console(
-    markup=False, width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120
+    markup=False, width=None if sys.stdout.isatty() or terminal_columns_set() else 120
 )
 stderr = Console(stderr=True)
 
@@ -151,3 +153,14 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(1) from None
 
     return wrapper
+
+
+def print_summary(title: str, summary: Mapping[str, object], json_output: bool) -> None:
+    """A command's summary: JSON with ``--json``, else a two-column table (floats to 4 places)."""
+    if json_output:
+        print(json.dumps(summary, indent=2))
+        return
+    table = Table(title=title, title_justify="left", show_header=False)
+    for key, value in summary.items():
+        table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+    stdout.print(table)

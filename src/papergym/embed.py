@@ -8,7 +8,6 @@ name. ``$PAPERGYM_EMBEDDER`` names another sentence-transformers model or a loca
 from __future__ import annotations
 
 import functools
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -16,12 +15,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from papergym.settings import env
+
 HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def embedder_location() -> str:
     """Where the embedding model is loaded from: an override, the bundled copy, or the hub."""
-    override = os.environ.get("PAPERGYM_EMBEDDER")
+    override = env.embedder()
     if override:
         return override
     try:
@@ -51,7 +52,7 @@ def _load(location: str) -> Any:
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # noise in a build log
-    device = os.environ.get("PAPERGYM_EMBEDDER_DEVICE", "cpu")
+    device = env.embedder_device()
     return SentenceTransformer(location, device=device)
 
 

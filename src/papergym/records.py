@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 
 class Record(BaseModel):
@@ -134,8 +135,33 @@ class LeakageVerdict(Record):
     reason: str = ""
 
 
+Polarity = Literal["desired", "pitfall"]
+"""What a criterion's "met" verdict means: a desired property present, or a mistake made."""
+
+
+def check_weight(weight: float, what: str) -> float:
+    """``weight`` if it is a usable criterion weight: finite and not zero."""
+    if not math.isfinite(weight):
+        raise ValueError(f"{what}: weight must be a finite number, got {weight!r}")
+    if weight == 0:
+        raise ValueError(
+            f"{what}: weight 0 is refused (a criterion that counts for nothing); "
+            "use a positive weight for a desired property or a negative one for a pitfall"
+        )
+    return weight
+
+
 class Criterion(Record):
-    """One specific rubric criterion: a binary, checkable statement about a plan."""
+    """One specific rubric criterion: a binary, checkable statement about a plan.
+
+    ``weight`` (default 1: the paper's unweighted rubric) is signed, and its sign *is* the
+    criterion's polarity: positive for a desired property, negative for a **pitfall** (an
+    ARES/HealthBench failure mode such as a hallucinated result), whose "met" verdict means the
+    answer made the mistake, and which then subtracts ``|weight|``. One signed number rather than
+    a weight plus a polarity field, so the two can never disagree, an old file (no weight) reads
+    as all-desired, and weighted datasets (RubricHub/HealthBench ``points``, ARES) map onto it
+    as written. :attr:`polarity` spells the sign out; zero and non-finite weights are refused.
+    """
 
     id: str
     text: str
@@ -143,6 +169,25 @@ class Criterion(Record):
     origin: Literal["answer", "question", "extractive"]
     rank: int = Field(ge=1, description="1 = most important.")
     leakage: tuple[LeakageVerdict, ...] = ()
+    weight: float = Field(
+        default=1.0,
+        description="Signed weight: > 0 a desired property, < 0 a pitfall (met = the mistake "
+        "was made); never 0.",
+    )
+
+    @field_validator("weight")
+    @classmethod
+    def _usable_weight(cls, weight: float) -> float:
+        return check_weight(weight, "criterion")
+
+    @property
+    def polarity(self) -> Polarity:
+        """``pitfall`` for a negative weight, else ``desired`` (derived, never stored)."""
+        return "pitfall" if self.weight < 0 else "desired"
+
+    @property
+    def pitfall(self) -> bool:
+        return self.weight < 0
 
 
 class GeneralCriterion(Record):
@@ -152,20 +197,47 @@ class GeneralCriterion(Record):
     text: str
 
 
+RUBRIC_SIZE = 10
+"""Specific criteria a rubric has (SPEC §2): every builder aims for it, and the fake LLM writes
+it; a rubric with fewer says why in its ``note``."""
+
+
 class Rubric(Record):
     specific: tuple[Criterion, ...]
     general: tuple[GeneralCriterion, ...]
     note: str = Field(default="", description="Why there are fewer than 10 criteria, if so.")
 
+    @property
+    def weighted(self) -> bool:
+        """Whether any specific criterion has a weight other than 1 (pitfalls included)."""
+        return any(c.weight != 1.0 for c in self.specific)
+
+    @property
+    def pitfalls(self) -> tuple[Criterion, ...]:
+        """The specific criteria whose "met" means the answer made a mistake."""
+        return tuple(c for c in self.specific if c.pitfall)
+
+
+SourceKind = Literal["paper", "document"]
+"""What an instance was built from: a research paper, or a plain document (ARES)."""
+
 
 class Instance(Record):
-    """One RL task: a research-planning question, a reference answer and a rubric."""
+    """One RL task: a question, a reference answer and a rubric, with where they came from.
+
+    Provenance is general: ``source_kind`` says whether the source was a research paper
+    (``paper``, the default, so files written before the field existed read unchanged) or a
+    plain document (``document``: a web page, a manual, a report). ``paper_id`` is the source's
+    content id whatever its kind (:attr:`source_id` names it so); it keeps its name because
+    splits, resume and every export key on it. The paper-only field (``arxiv_id``) is optional,
+    and so are ``domain`` and ``title`` (a document may have neither).
+    """
 
     id: str
     recipe: RecipeName
     builder: BuilderName
-    paper_id: str
-    title: str
+    paper_id: str = Field(description="Content id of the source (a paper's or a document's).")
+    title: str = ""
     domain: str = Field(default="", description="Research field, as the field stage states it.")
     arxiv_id: str | None = None
     source_path: str = ""
@@ -173,6 +245,12 @@ class Instance(Record):
     reference_answer: str
     rubric: Rubric
     warnings: tuple[str, ...] = ()
+    source_kind: SourceKind = "paper"
+
+    @property
+    def source_id(self) -> str:
+        """The content id of the paper or document this instance was built from."""
+        return self.paper_id
 
     @staticmethod
     def make_id(recipe: str, builder: str, paper_id: str) -> str:
@@ -202,14 +280,30 @@ class BuildFailure(Record):
 
 # --- reward records: (instance, answer) → verdicts → score ------------------------------------
 
+Normalisation = Literal["positive", "absolute"]
+"""How a weighted rubric's raw sum is normalised (see :func:`papergym.reward.scoring.weighted_score`)."""
+
 
 class Verdict(Record):
     """A judge's strict decision on one criterion for one answer, reason first."""
 
     criterion_id: str
-    passed: bool | None = Field(description="None when the judge's answer could not be scored.")
+    passed: bool | None = Field(
+        description="Whether the criterion is met; None when the judge's answer could not be "
+        "scored. For a pitfall (weight < 0), True means the answer made the mistake."
+    )
     reason: str = ""
     kind: Literal["specific", "general"] = "specific"
+    weight: float = Field(
+        default=1.0,
+        description="The criterion's weight, copied from the rubric by the reward (judges leave "
+        "it at 1); negative for a pitfall.",
+    )
+
+    @field_validator("weight")
+    @classmethod
+    def _usable_weight(cls, weight: float) -> float:
+        return check_weight(weight, "verdict")
 
 
 class Score(Record):
@@ -217,9 +311,18 @@ class Score(Record):
 
     instance_id: str
     value: float | None = Field(description="α·specific + (1-α)·general, or None when unscored.")
-    specific: float | None = None
+    specific: float | None = Field(
+        default=None,
+        description="The specific criteria's weighted score, clipped to [0, 1] (their pass rate "
+        "when every weight is 1).",
+    )
     general: float | None = None
     alpha: float = 0.7
+    normalisation: Normalisation = Field(
+        default="positive",
+        description="How the specific part was normalised: by the sum of positive weights "
+        "(HealthBench) or of absolute weights (RaR); the same for unweighted rubrics.",
+    )
     verdicts: tuple[Verdict, ...] = ()
     unscored_reason: str | None = None
     judge: str = Field(default="", description="Which judge produced the verdicts.")

@@ -148,8 +148,9 @@ def test_audit_command_on_instances_json_and_written_files(tmp_path: Path) -> No
     assert rows[("dimension", "experiment")]["overlap"]["rate"] == 0.0
     assert len(report["top"]) == 2 and report["top"][0]["text"] == CRITERIA[0][0]
     assert report["thresholds"] == {"lexical": 0.75, "embedding": 0.8}
-    # the files: report, every audited item, and our instances with verdicts attached
+    # the files: report, every audited item, the configuration, and our instances with verdicts
     assert sorted(p.name for p in out.iterdir()) == [
+        "audit.config.yaml",
         "audited.jsonl",
         "instances.jsonl",
         "leakage_report.json",

@@ -240,3 +240,27 @@ def test_audit_detect_format_and_split_rubric_text() -> None:
     assert detect_format({"something": 1}) is None
     assert split_rubric_text("First item\nSecond item") == ["First item", "Second item"]
     assert split_rubric_text("* a\n  continued\n* b") == ["a continued", "b"]
+
+
+def test_audit_keeps_our_criterion_weights_as_points(tmp_path: Path) -> None:
+    plain = _instance(
+        "p1", [("Routes queries.", "method", "answer"), ("Leaks.", "method", "answer")]
+    )
+    pitfall = plain.rubric.specific[1].model_copy(update={"weight": -2.0})
+    weighted = plain.model_copy(
+        update={
+            "id": "w",
+            "rubric": plain.rubric.model_copy(
+                update={"specific": (plain.rubric.specific[0], pitfall)}
+            ),
+        }
+    )
+    dataset = read_dataset(write_jsonl_path(tmp_path, [plain, weighted]))
+    assert [c.points for c in dataset.items[0].criteria] == [1.0, 1.0]
+    assert [c.points for c in dataset.items[1].criteria] == [1.0, -2.0]
+
+
+def write_jsonl_path(tmp_path: Path, instances: list[Instance]) -> Path:
+    path = tmp_path / "instances.jsonl"
+    write_jsonl(path, instances)
+    return path

@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from papergym.cli import app
+from papergym.fakellm import FakeOpenAIServer
+from papergym.fakellm.plausible import responder
 from papergym.jsonl import read_jsonl
 from papergym.records import Drop, Instance
-from papergym.testing.build_responder import responder
-from papergym.testing.openai_server import FakeOpenAIServer
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "papers"
 runner = CliRunner()

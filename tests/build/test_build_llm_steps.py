@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-import pytest
-
-from papergym.build.llm_recipe import RECIPES, BuildDropError, LLMBuilder, section_units
+from papergym.build.draft import PaperDraft
+from papergym.build.llm_recipe import LLMRecipe, section_units
+from papergym.build.steps import Reject, StepFolder, run_steps
+from papergym.fakellm import FakeOpenAIServer
+from papergym.fakellm.plausible import responder as plausible
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.records import Paper, PaperMeta, Section, Stages
-from papergym.testing.build_responder import responder as plausible
-from papergym.testing.openai_server import FakeOpenAIServer
 
 Responder = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -43,7 +44,7 @@ def last_user(request: dict[str, Any]) -> str:
 
 
 def run_with(
-    responder: Responder, work: Callable[[LLMBuilder], Any]
+    responder: Responder, work: Callable[[LLMRecipe], Any]
 ) -> tuple[Any, FakeOpenAIServer]:
     with FakeOpenAIServer(responder=responder) as server:
         config = LLMConfig(
@@ -53,11 +54,20 @@ def run_with(
         async def go() -> Any:
             llm = LLMClient(config)
             try:
-                return await work(LLMBuilder(llm))
+                return await work(LLMRecipe(llm))
             finally:
                 await llm.aclose()
 
         return asyncio.run(go()), server
+
+
+async def rubric_steps(
+    recipe: LLMRecipe, question: str, folder: Path
+) -> tuple[PaperDraft, Reject | None]:
+    """The candidates, filter and merge steps on a draft that has its question and reference."""
+    draft = PaperDraft(paper=paper(), stages=stages(), question=question, reference="ref")
+    chosen = [s for s in recipe.steps() if s.name in {"candidates", "filter", "merge"}]
+    return await run_steps(draft, chosen, StepFolder(folder))
 
 
 def test_long_sections_are_chunked_and_short_ones_batched() -> None:
@@ -76,18 +86,20 @@ def test_long_sections_are_chunked_and_short_ones_batched() -> None:
 
 
 def test_numbers_in_the_reference_are_repaired_once() -> None:
-    def numeric(request: dict[str, Any]) -> dict[str, Any]:
+    numeric = "The router keeps blocks. It improves accuracy by 3.2% over dense attention."
+
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        # both the answer and its repair still carry the number: the repair is asked for once,
+        # then the numeric sentence is cut
         if "Write a reference answer" in last_user(request):
-            return {
-                "reference_answer": "The router keeps blocks. It improves accuracy by 3.2% over dense attention."
-            }
+            return {"reference_answer": numeric}
+        if "reports no numeric results" in last_user(request):
+            return {"reference_answer": numeric}
         return plausible(request)
 
-    reference, server = run_with(
-        numeric, lambda b: b._reference("Q?", stages(), RECIPES["papergym"])
-    )
-    assert "3.2" not in reference and reference
-    assert any("reports no numeric results" in last_user(r) for r in server.requests)
+    reference, server = run_with(answer, lambda b: b.reference("Q?", stages()))
+    assert reference == "The router keeps blocks."
+    assert sum("reports no numeric results" in last_user(r) for r in server.requests) == 1
 
 
 def test_a_question_that_reveals_the_method_is_repaired_then_dropped() -> None:
@@ -98,12 +110,12 @@ def test_a_question_that_reveals_the_method_is_repaired_then_dropped() -> None:
             }
         return plausible(request)
 
-    with pytest.raises(BuildDropError) as caught:
-        run_with(revealing, lambda b: b._question(stages(), RECIPES["papergym"]))
-    assert caught.value.step == "question"
+    dropped, server = run_with(revealing, lambda b: b.question(stages()))
+    assert isinstance(dropped, Reject) and "reveals the method" in dropped.reason
+    assert sum("Write a research task" in last_user(r) for r in server.requests) == 2
 
 
-def test_generic_and_leaked_candidates_are_filtered_before_the_merge() -> None:
+def test_generic_and_leaked_candidates_are_filtered_before_the_merge(tmp_path: Path) -> None:
     def rubric(request: dict[str, Any]) -> dict[str, Any]:
         text = last_user(request)
         if "exactly 10 criteria" in text:
@@ -122,33 +134,46 @@ def test_generic_and_leaked_candidates_are_filtered_before_the_merge() -> None:
         return plausible(request)
 
     question = "Attention is quadratic in sequence length. Propose a research plan."
-    (criteria, note), _ = run_with(
-        rubric, lambda b: b._rubric(paper(), question, "ref", RECIPES["papergym"])
-    )
-    texts = [c.text for c in criteria]
+    (draft, dropped), _ = run_with(rubric, lambda b: rubric_steps(b, question, tmp_path))
+    assert dropped is None and draft.rubric is not None
+    texts = [c.text for c in draft.rubric.specific]
     assert "The plan includes baselines." not in texts
     assert "Attention is quadratic in sequence length." not in texts
-    assert len(criteria) == 8 and "generic" in note
+    assert len(texts) == 8 and "generic" in draft.rubric.note
+    # each step's output is saved where a resumed build finds it
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "candidates.json",
+        "kept.json",
+        "removed.json",
+        "rubric.json",
+    }
 
 
-def test_a_merge_that_never_selects_valid_candidates_drops_the_paper() -> None:
+def test_a_merge_that_never_selects_valid_candidates_drops_the_paper(tmp_path: Path) -> None:
     def bad_merge(request: dict[str, Any]) -> dict[str, Any]:
         if "Select the" in last_user(request):
             return {"selected": [1, 1, 1]}
         return plausible(request)
 
-    with pytest.raises(BuildDropError) as caught:
-        run_with(bad_merge, lambda b: b._rubric(paper(), "Q?", "ref", RECIPES["papergym"]))
-    assert caught.value.step == "merge"
+    (_, dropped), server = run_with(bad_merge, lambda b: rubric_steps(b, "Q?", tmp_path))
+    assert dropped == Reject(
+        "the merge did not select 10 distinct valid candidates after one repair", step="merge"
+    )
+    assert sum("Select the" in last_user(r) for r in server.requests) == 2  # one repair
+    assert not (tmp_path / "rubric.json").exists()
 
 
 def test_empty_stage_evidence_drops_with_the_stage_named() -> None:
     def no_experiments(request: dict[str, Any]) -> dict[str, Any]:
         answer = plausible(request)
         if "Sort what this excerpt says" in last_user(request):
+            # every stage has evidence but the experiments
+            answer["research_field"] = answer.get("research_field") or "Machine learning."
+            answer["research_background"] = answer.get("research_background") or "Attention."
+            answer["solution"] = answer.get("solution") or "A router scores blocks."
             answer["experiment"] = ""
         return answer
 
     sections = (Section(heading="Method", level=1, text="We route blocks."),)
-    with pytest.raises(BuildDropError, match="no evidence for the experiment stage"):
-        run_with(no_experiments, lambda b: b.stages(paper(*sections)))
+    dropped, _ = run_with(no_experiments, lambda b: b.stages(paper(*sections)))
+    assert dropped == Reject("no evidence for the experiment stage", step="reduce")

@@ -16,12 +16,12 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from papergym.build.runner import _relative
+from papergym.build.reading import relative_source as _relative
 from papergym.cli import app
+from papergym.fakellm import Behaviour, FakeOpenAIServer, error_response
+from papergym.fakellm.plausible import responder
 from papergym.jsonl import read_jsonl
 from papergym.records import BuildFailure, Drop, Instance, Paper
-from papergym.testing.build_responder import responder
-from papergym.testing.openai_server import Behaviour, FakeOpenAIServer, error_response
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "papers"
 JUDGE_PROMPT = "auditing a grading rubric for criterion leakage"
@@ -153,8 +153,10 @@ def test_no_leakage_judge_makes_no_judge_call_and_says_so(
     result = runner.invoke(app, [*build_args(config, out, tmp_path / "c"), "--no-leakage-judge"])
     assert result.exit_code == 0, result.output
     assert judge_calls(server) == 0 and server.request_count > 0
-    settings = yaml.safe_load((out / "config.yaml").read_text())
+    settings = yaml.safe_load((out / "build.yaml").read_text())
     assert settings["leakage_judge"] is False and "judge" not in settings["models"]
+    resolved = yaml.safe_load((out / "config.yaml").read_text())
+    assert resolved["build"]["leakage_judge"] is False and resolved["build"]["builder"] == "llm"
     [instance] = read_jsonl(out / "instances.jsonl", Instance)
     assert not [v for c in instance.rubric.specific for v in c.leakage if v.method == "judge"]
 

@@ -1,11 +1,19 @@
-"""Sentence splitting, the numeric-result rule and the criterion templates (papergym.build.text)."""
+"""Sentence splitting, the numeric-result rule and the criterion templates (papergym.build.text).
+
+The general rules live in :mod:`papergym.text`; ``papergym.build.text`` re-exports them.
+"""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
+import papergym.text
 from papergym.build.text import (
     as_plan_criterion,
+    clean_markers,
     content_words,
     has_numeric_result,
     has_result_claim,
@@ -295,7 +303,11 @@ def test_content_words_drop_stop_words_and_short_words() -> None:
         ),
         ("This was proposed by [cite] and [cite].", "This was proposed by prior work."),
         ("[cite] is one of few papers to do so.", "Prior work is one of few papers to do so."),
-        ("As [cite] point out, it holds.", "As prior work point out, it holds."),
+        ("As [cite] point out, it holds.", "As prior studies point out, it holds."),
+        ("[cite] show that it holds.", "Prior studies show that it holds."),
+        ("In line with [cite], households save.", "In line with prior work, households save."),
+        ("Costs (e.g., [cite], income) vary.", "Costs (income) vary."),
+        ("Smith et al. [cite], who fit it, agree.", "Smith et al., who fit it, agree."),
         ("Models are costly (see [cite]).", "Models are costly."),
         ("We build on NumPy[cite], which is fast.", "We build on NumPy, which is fast."),
     ],
@@ -378,3 +390,104 @@ def test_as_plan_criterion_lowercases_ordinary_words_only() -> None:
     assert as_plan_criterion("Gaussian priors are shared.", vocabulary) == (
         "The plan specifies that Gaussian priors are shared."
     )
+
+
+def test_general_rules_live_below_the_build() -> None:
+    """The reward imports the lower module, which imports nothing of the build."""
+    import papergym.build.text as build_text
+    import papergym.reward.offline as offline
+
+    assert build_text.split_sentences is papergym.text.split_sentences
+    assert offline.content_words is papergym.text.content_words
+    source = Path(papergym.text.__file__).read_text(encoding="utf-8")
+    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert not [line for line in imports if "papergym" in line]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        (
+            "In summary, finally, the model is sparse.",
+            "The plan specifies that the model is sparse.",
+        ),
+        ("Second, we classify a site as dense.", "The plan classifies a site as dense."),
+        ("Consequently the loss is convex.", "The plan specifies that the loss is convex."),
+        (
+            "For each component, we write small tests.",
+            "The plan, for each component, writes small tests.",
+        ),
+        (
+            "Contrasting the original framework, I assume that firms save.",
+            "The plan, contrasting the original framework, assumes that firms save.",
+        ),
+        (
+            "Each model is shared, allowing us to use our small model.",
+            "The plan specifies that each model is shared, allowing the plan to use the plan's "
+            "small model.",
+        ),
+        (
+            "The cohort, which we refer to as pivotal, is treated.",
+            "The plan specifies that the cohort, which the plan refers to as pivotal, is treated.",
+        ),
+        ("We fit the model of Section [ref] to data.", "The plan fits the model to data."),
+        (
+            "(One exception is the kernel method.)",
+            "The plan specifies that one exception is the kernel method.",
+        ),
+        (
+            "Type I errors are controlled by the test.",
+            "The plan specifies that Type I errors are controlled by the test.",
+        ),
+    ],
+)
+def test_as_plan_criterion_writes_plan_voice(sentence: str, expected: str) -> None:
+    assert as_plan_criterion(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Equation [ref] gives the likelihood of the data.",  # the reference is needed
+        "The second approach [cite] employ to analyse shocks is a model.",  # cited work acts
+        "As [cite] point out, the estimates depend on covariates.",  # about prior work
+        "We believe ours is the best choice for such models.",  # first person left ("ours"->?)
+    ],
+)
+def test_as_plan_criterion_refuses_what_cannot_be_a_plan_statement(sentence: str) -> None:
+    written = as_plan_criterion(sentence)
+    assert written is None or not re.search(r"\b(?:we|our|ours|us)\b", written, re.IGNORECASE)
+    if "[" in sentence:
+        assert written is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("In Section [ref], we build on prior models.", "We build on prior models."),
+        ("The model (see Fig. [ref]) is fit.", "The model is fit."),
+        ("Results are robust, as shown in Table [ref].", "Results are robust."),
+        ("The series described in Section [ref] are detrended.", None),
+        ("The timing contradicts equation ([ref]).", None),
+        ("Data series are described in Section [ref].", None),
+    ],
+)
+def test_clean_markers(sentence: str, expected: str | None) -> None:
+    assert clean_markers(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The system defines an open-ended language of models via a compositional grammar.",
+        "The package provides fast wrappers for sparse solvers.",
+        "Our approach is based on kernels.",
+    ],
+)
+def test_self_describing_system_sentences_are_own_work(sentence: str) -> None:
+    assert mentions_own_work(sentence)
+
+
+def test_generic_subjects_are_not_own_work() -> None:
+    assert not mentions_own_work("The model of prior work predicts lower savings.")
+    assert not mentions_own_work("Standard software packages automate linear regression.")

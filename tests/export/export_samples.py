@@ -88,3 +88,20 @@ def sample_drops() -> list[Drop]:
         Drop(source="y", step="gates", reason="numbers in reference", paper_id="py"),
         Drop(source="z", step="gates", reason="question mentions method", paper_id="pz"),
     ]
+
+
+def weighted_instance() -> Instance:
+    """An instance from a plain document whose rubric has weights and two pitfalls."""
+    base = instance("pd", domain="Agronomy")
+    weights = (3.0, 2.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -2.0, -0.5)
+    specific = tuple(
+        c.model_copy(update={"weight": w})
+        for c, w in zip(base.rubric.specific, weights, strict=True)
+    )
+    return base.model_copy(
+        update={
+            "source_kind": "document",
+            "arxiv_id": None,
+            "rubric": base.rubric.model_copy(update={"specific": specific}),
+        }
+    )

@@ -285,12 +285,12 @@ def test_weighted_met_pitfall_goes_negative_before_clipping() -> None:
 
 def test_weighted_absolute_by_hand() -> None:
     best = {"a": True, "b": True, "h": False, "u": False}  # P / W
-    assert weighted_score(HB, best, normalization="absolute") == pytest.approx(0.5)
+    assert weighted_score(HB, best, normalisation="absolute") == pytest.approx(0.5)
     worst = {"a": False, "b": False, "h": True, "u": True}  # -N / W
-    assert weighted_score(HB, worst, normalization="absolute", clip=None) == pytest.approx(-0.5)
-    assert weighted_score(HB, worst, normalization="absolute") == 0.0
+    assert weighted_score(HB, worst, normalisation="absolute", clip=None) == pytest.approx(-0.5)
+    assert weighted_score(HB, worst, normalisation="absolute") == 0.0
     mixed = {"a": True, "b": False, "h": False, "u": True}  # (6 - 2) / 20
-    assert weighted_score(HB, mixed, normalization="absolute") == pytest.approx(0.2)
+    assert weighted_score(HB, mixed, normalisation="absolute") == pytest.approx(0.2)
 
 
 def test_weighted_clip_custom_range() -> None:
@@ -303,15 +303,15 @@ def test_weighted_unscored_propagates(cid: str) -> None:
     met: dict[str, bool | None] = {"a": True, "b": True, "h": False, "u": False}
     met[cid] = None
     assert weighted_score(HB, met) is None
-    assert weighted_score(HB, met, normalization="absolute", clip=None) is None
+    assert weighted_score(HB, met, normalisation="absolute", clip=None) is None
 
 
 def test_weighted_zero_denominator_is_unscored() -> None:
     assert weighted_score([], {}) is None
-    assert weighted_score([], {}, normalization="absolute") is None
+    assert weighted_score([], {}, normalisation="absolute") is None
     only_pitfalls = [pitfall("h", -1)]
     assert weighted_score(only_pitfalls, {"h": False}) is None  # P = 0
-    assert weighted_score(only_pitfalls, {"h": True}, normalization="absolute", clip=None) == -1.0
+    assert weighted_score(only_pitfalls, {"h": True}, normalisation="absolute", clip=None) == -1.0
 
 
 def test_weighted_missing_id_is_key_error() -> None:
@@ -331,8 +331,8 @@ def test_weighted_duplicate_criterion_is_value_error() -> None:
 
 def test_weighted_bad_options() -> None:
     met = {"a": True, "b": True, "h": False, "u": False}
-    with pytest.raises(ValueError, match="normalization"):
-        weighted_score(HB, met, normalization="sum")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="normalisation"):
+        weighted_score(HB, met, normalisation="sum")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="clip"):
         weighted_score(HB, met, clip=(1.0, 0.0))
 
@@ -443,12 +443,12 @@ def weighted_rubrics(
     return criteria, met
 
 
-normalizations = st.sampled_from(["positive", "absolute"])
+normalisations = st.sampled_from(["positive", "absolute"])
 clips = st.sampled_from([None, (0.0, 1.0), (-1.0, 1.0)])
 
 
 @FAST
-@given(rubric=weighted_rubrics(), norm=normalizations, clip=clips, data=st.data())
+@given(rubric=weighted_rubrics(), norm=normalisations, clip=clips, data=st.data())
 def test_prop_met_pitfall_never_raises_weighted_score(
     rubric: tuple[list[WeightedCriterion], dict[str, bool]],
     norm: Literal["positive", "absolute"],
@@ -460,8 +460,8 @@ def test_prop_met_pitfall_never_raises_weighted_score(
     if not pitfalls:
         return
     pid = data.draw(st.sampled_from(pitfalls))
-    clean = weighted_score(criteria, {**met, pid: False}, normalization=norm, clip=clip)
-    hit = weighted_score(criteria, {**met, pid: True}, normalization=norm, clip=clip)
+    clean = weighted_score(criteria, {**met, pid: False}, normalisation=norm, clip=clip)
+    hit = weighted_score(criteria, {**met, pid: True}, normalisation=norm, clip=clip)
     assert clean is not None and hit is not None
     assert hit <= clean
     if clip is None:
@@ -469,7 +469,7 @@ def test_prop_met_pitfall_never_raises_weighted_score(
 
 
 @FAST
-@given(rubric=weighted_rubrics(), norm=normalizations, clip=clips, data=st.data())
+@given(rubric=weighted_rubrics(), norm=normalisations, clip=clips, data=st.data())
 def test_prop_met_desired_never_lowers_weighted_score(
     rubric: tuple[list[WeightedCriterion], dict[str, bool]],
     norm: Literal["positive", "absolute"],
@@ -478,14 +478,14 @@ def test_prop_met_desired_never_lowers_weighted_score(
 ) -> None:
     criteria, met = rubric
     did = data.draw(st.sampled_from([c.id for c in criteria if c.polarity == "desired"]))
-    miss = weighted_score(criteria, {**met, did: False}, normalization=norm, clip=clip)
-    hit = weighted_score(criteria, {**met, did: True}, normalization=norm, clip=clip)
+    miss = weighted_score(criteria, {**met, did: False}, normalisation=norm, clip=clip)
+    hit = weighted_score(criteria, {**met, did: True}, normalisation=norm, clip=clip)
     assert miss is not None and hit is not None
     assert hit >= miss
 
 
 @FAST
-@given(rubric=weighted_rubrics(), norm=normalizations)
+@given(rubric=weighted_rubrics(), norm=normalisations)
 def test_prop_weighted_unclipped_range(
     rubric: tuple[list[WeightedCriterion], dict[str, bool]],
     norm: Literal["positive", "absolute"],
@@ -493,16 +493,16 @@ def test_prop_weighted_unclipped_range(
     criteria, met = rubric
     p = sum(c.weight for c in criteria if c.weight > 0)
     n = sum(-c.weight for c in criteria if c.weight < 0)
-    value = weighted_score(criteria, met, normalization=norm, clip=None)
+    value = weighted_score(criteria, met, normalisation=norm, clip=None)
     assert value is not None
     denom = p if norm == "positive" else p + n
     assert -n / denom - 1e-9 <= value <= p / denom + 1e-9
-    clipped = weighted_score(criteria, met, normalization=norm)
+    clipped = weighted_score(criteria, met, normalisation=norm)
     assert clipped is not None and 0.0 <= clipped <= 1.0
 
 
 @FAST
-@given(rubric=weighted_rubrics(), norm=normalizations, clip=clips, data=st.data())
+@given(rubric=weighted_rubrics(), norm=normalisations, clip=clips, data=st.data())
 def test_prop_weighted_permutation_invariant(
     rubric: tuple[list[WeightedCriterion], dict[str, bool]],
     norm: Literal["positive", "absolute"],
@@ -511,13 +511,13 @@ def test_prop_weighted_permutation_invariant(
 ) -> None:
     criteria, met = rubric
     shuffled = data.draw(st.permutations(criteria))
-    assert weighted_score(shuffled, met, normalization=norm, clip=clip) == weighted_score(
-        criteria, met, normalization=norm, clip=clip
+    assert weighted_score(shuffled, met, normalisation=norm, clip=clip) == weighted_score(
+        criteria, met, normalisation=norm, clip=clip
     )
 
 
 @FAST
-@given(rubric=weighted_rubrics(), norm=normalizations, data=st.data())
+@given(rubric=weighted_rubrics(), norm=normalisations, data=st.data())
 def test_prop_weighted_any_none_unscores(
     rubric: tuple[list[WeightedCriterion], dict[str, bool]],
     norm: Literal["positive", "absolute"],
@@ -526,4 +526,4 @@ def test_prop_weighted_any_none_unscores(
     criteria, met = rubric
     cid = data.draw(st.sampled_from([c.id for c in criteria]))
     partial: dict[str, bool | None] = {**met, cid: None}
-    assert weighted_score(criteria, partial, normalization=norm) is None
+    assert weighted_score(criteria, partial, normalisation=norm) is None

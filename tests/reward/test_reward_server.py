@@ -24,10 +24,11 @@ from typer.testing import CliRunner
 
 from papergym.cli import app as cli
 from papergym.export.verl import ground_truth
+from papergym.netutil import bind
 from papergym.records import Instance, Verdict
 from papergym.reward.offline import OfflineJudge
 from papergym.reward.reward import Judge, RubricReward
-from papergym.reward.server import RewardServer, bind, create_app
+from papergym.reward.server import RewardServer, create_app
 from papergym.testing.reward_load import LoadRequest, drive, mixed_instances, mixed_requests
 
 Address = tuple[str, int]
@@ -219,7 +220,7 @@ def test_help_documents_the_bodies_with_curl_and_a_port_other_than_vllms() -> No
     text = result.output
     for needed in ('"query"', '"prompts"', '"labels"', '"items"', '"ground_truth"', "curl -s"):
         assert needed in text, needed
-    assert re.search(r"\[default: 8765\b", text), "the default port is 8765, not vLLM's 8000"
+    assert re.search(r"serve\.port \(default 8765\)", text), "the default port is 8765, not 8000"
     assert "--token-env" in text and "--max-body-mb" in text and "--max-answer-chars" in text
 
 

@@ -21,8 +21,8 @@ from papergym.fakellm import FakeOpenAIServer
 from papergym.records import Instance, Verdict
 from papergym.reward.judge import RubricJudge
 from papergym.reward.reward import RubricReward
-from papergym.train.config import RewardSettings
-from papergym.train.grpo import LLM_CONFIG_ENV, build_reward, grpo_config, run_grpo
+from papergym.train.config import RewardSettings, TrainConfig
+from papergym.train.grpo import build_reward, grpo_config, run_grpo
 from papergym.train.run import StageContext
 
 ContextFactory = Callable[..., StageContext]
@@ -163,12 +163,14 @@ def test_the_llm_judge_reads_the_configured_llm_file(tmp_path: Path) -> None:
         "cache: false\n"
     )
 
-    reward = build_reward(RewardSettings(judge="llm", alpha=0.5, llm_config=path))
+    environ = dict(os.environ)
+    config = TrainConfig(reward=RewardSettings(judge="llm", alpha=0.5, llm_config=path))
+    reward = build_reward(config)
 
     assert isinstance(reward.judge, RubricJudge)
     assert reward.judge.name.startswith("llm:judge-model")
     assert reward.alpha == 0.5
-    assert LLM_CONFIG_ENV not in os.environ  # put back as it was
+    assert dict(os.environ) == environ  # the config is passed, the environment never written
 
 
 @pytest.fixture(autouse=True)

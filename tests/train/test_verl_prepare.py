@@ -110,6 +110,7 @@ def test_bundle_files_rows_and_settings(papers_build: Path, tmp_path: Path) -> N
         "data/train.parquet",
         "data/train_sample.parquet",
         "grpo.yaml",
+        "config.yaml",
         "run_grpo.sh",
         "README.md",
     ]
@@ -267,7 +268,12 @@ def test_launcher_script_runs_dry_with_current_and_legacy_keys(
     assert args["data.train_files"] == hydra_quote(str(out / "data" / "train.parquet"))
     assert args["reward.custom_reward_function.name"] == "'compute_score'"
     assert "custom_reward_function.path" not in args
-    assert args["++ray_kwargs.ray_init.runtime_env.env_vars.PAPERGYM_REWARD_JUDGE"] == "'offline'"
+    # reward.judge's default is auto (llm when the config names an LLM, else offline)
+    assert args["++ray_kwargs.ray_init.runtime_env.env_vars.PAPERGYM_REWARD_JUDGE"] == "'auto'"
+    # every worker reads the bundle's resolved configuration
+    assert args["++ray_kwargs.ray_init.runtime_env.env_vars.PAPERGYM_CONFIG"] == hydra_quote(
+        str((out / "config.yaml").resolve())
+    )
 
     legacy = _as_dict(dry_run(VERL_REWARD_KEYS="legacy", PAPERGYM_REWARD_JUDGE="llm")[3:])
     assert legacy["custom_reward_function.path"] == hydra_quote(str(reward_module_path()))
@@ -402,6 +408,6 @@ def test_the_command_prints_its_files_and_no_library_progress_bar(
     result = CliRunner().invoke(app, [*args, "model.name_or_path=tiny"])
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
-    files = [str(out / name) for name in (TRAIN_FILE, SAMPLE_FILE, SPEC_FILE, SCRIPT_FILE)]
-    assert result.stdout.splitlines()[:5] == [*files, str(out / "README.md")]
-    assert " ".join(result.stdout.splitlines()[5:]).startswith("verl bundle written to")
+    names = (TRAIN_FILE, SAMPLE_FILE, SPEC_FILE, "config.yaml", SCRIPT_FILE, "README.md")
+    assert result.stdout.splitlines()[:6] == [str(out / name) for name in names]
+    assert " ".join(result.stdout.splitlines()[6:]).startswith("verl bundle written to")

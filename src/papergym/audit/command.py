@@ -42,39 +42,55 @@ from papergym.cliutil import (
 from papergym.errors import BadInputError
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.llm.client import LLMClient
-from papergym.llm.config import LLMConfig, load_llm_config
+from papergym.llm.config import LLMConfig
 from papergym.llm.report import usage_table
 from papergym.llm.usage import UsageTracker
 from papergym.records import Instance
+from papergym.settings.cli import (
+    OVERRIDES_HELP,
+    ConfigOption,
+    flags,
+    llm_flags,
+    paths_and_overrides,
+    resolve,
+)
+from papergym.settings.load import config_yaml
+from papergym.settings.models import PaperGymConfig
 
 REPORT_FILE = "leakage_report.json"
 ITEMS_FILE = "audited.jsonl"
 INSTANCES_FILE = "instances.jsonl"
+CONFIG_FILE = "audit.config.yaml"
 
 
 @reports_errors
 def audit(
-    instances: Annotated[
-        list[Path],
+    arguments: Annotated[
+        list[str],
         typer.Argument(
+            metavar="FILES... [KEY=VALUE]...",
             help="Rubric datasets (.jsonl, .json or .parquet): PaperGym instances.jsonl, "
             "ResearchPlanGen, ResearchQA, RubricHub/HealthBench, or generic "
-            '{"question", "criteria"} records. The format is detected per file.',
+            '{"question", "criteria"} records. The format is detected per file. And config '
+            "overrides: " + OVERRIDES_HELP,
             show_default=False,
         ),
     ],
+    config: ConfigOption = None,
     format: Annotated[
         AuditFormat,
         typer.Option("--format", help="Force the format of every input instead of detecting it."),
     ] = AuditFormat.auto,
     judge: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--judge",
-            help="Also ask the LLM serving the judge role, per question, which criteria can be "
-            "inferred from the question alone (needs an LLM: --llm-config or --base-url/--model).",
+            help="Sets audit.judge: also ask the LLM serving the judge role, per question, which "
+            "criteria can be inferred from the question alone (needs an LLM: --llm-config or "
+            "--base-url/--model, or llm in the -c file).",
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
     llm_config: LLMConfigOption = None,
     base_url: BaseUrlOption = None,
     model: ModelOption = None,
@@ -82,35 +98,47 @@ def audit(
     no_cache: NoCacheOption = False,
     cache_dir: CacheDirOption = None,
     lexical_threshold: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--lexical-threshold",
             min=0.0,
             max=1.0,
-            help="Overlap screen: share of a criterion's content words found in the question "
-            "at which it counts as leaked.",
+            help=f"Sets audit.lexical_threshold (default {LEXICAL_THRESHOLD}). Overlap screen: "
+            "share of a criterion's content words found in the question at which it counts as "
+            "leaked.",
+            show_default=False,
         ),
-    ] = LEXICAL_THRESHOLD,
+    ] = None,
     embedding_threshold: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--embedding-threshold",
             min=0.0,
             max=1.0,
-            help="Overlap screen: cosine similarity to a question sentence at which a criterion "
-            "counts as leaked.",
+            help=f"Sets audit.embedding_threshold (default {EMBEDDING_THRESHOLD}). Overlap "
+            "screen: cosine similarity to a question sentence at which a criterion counts as "
+            "leaked.",
+            show_default=False,
         ),
-    ] = EMBEDDING_THRESHOLD,
+    ] = None,
     top: Annotated[
-        int, typer.Option("--top", min=0, help="How many of the most-leaked criteria to list.")
-    ] = 10,
+        int | None,
+        typer.Option(
+            "--top",
+            min=0,
+            help="Sets audit.top (default 10): how many of the most-leaked criteria to list.",
+            show_default=False,
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
             "-o",
             "--out",
             help=f"Folder to write {REPORT_FILE}, {ITEMS_FILE} (every criterion with its "
-            f"verdicts) and, for PaperGym inputs, {INSTANCES_FILE} with the verdicts attached.",
+            f"verdicts), {CONFIG_FILE} (the resolved configuration, secrets masked; not "
+            "config.yaml, so a build folder's own is kept) and, for PaperGym inputs, "
+            f"{INSTANCES_FILE} with the verdicts attached.",
             show_default=False,
         ),
     ] = None,
@@ -121,55 +149,59 @@ def audit(
 
     A cheap lexical/embedding overlap screen always runs; --judge adds the LLM judge. Rates are reported per dataset, dimension and origin, with the most-leaked criteria.
     """
-    config = (
-        _judge_config(llm_config, base_url, model, api_key_env, no_cache, cache_dir)
-        if judge
-        else None
+    instances, overrides = paths_and_overrides(arguments)
+    if not instances:
+        raise BadInputError(None, "no dataset given (every argument was a key=value)")
+    resolved = resolve(
+        config,
+        overrides,
+        [
+            *flags(
+                judge=("audit.judge", "--judge", judge),
+                lexical=("audit.lexical_threshold", "--lexical-threshold", lexical_threshold),
+                embedding=(
+                    "audit.embedding_threshold",
+                    "--embedding-threshold",
+                    embedding_threshold,
+                ),
+                top=("audit.top", "--top", top),
+            ),
+            *llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir),
+        ],
     )
+    settings = resolved.audit
+    llm = _judge_config(resolved.llm) if settings.judge else None
     if out is not None and out.exists() and not out.is_dir():
         raise BadInputError(out, "output path exists and is not a folder")
     datasets = [read_dataset(path, format) for path in instances]
     items = screen_items(
         [item for d in datasets for item in d.items],
-        lexical_threshold=lexical_threshold,
-        embedding_threshold=embedding_threshold,
+        lexical_threshold=settings.lexical_threshold,
+        embedding_threshold=settings.embedding_threshold,
     )
     tracker: UsageTracker | None = None
-    if config is not None:
-        items, tracker = asyncio.run(_judge(config, items))
+    if llm is not None:
+        items, tracker = asyncio.run(_judge(llm, items))
     datasets = _regroup(datasets, items)
     report = build_report(
         datasets,
-        top=top,
-        thresholds={"lexical": lexical_threshold, "embedding": embedding_threshold},
+        top=settings.top,
+        thresholds={
+            "lexical": settings.lexical_threshold,
+            "embedding": settings.embedding_threshold,
+        },
     )
     if tracker is not None:
         report = report.model_copy(update={"usage": tracker.as_dict()})
     if out is not None:
-        report = report.model_copy(
-            update={"written": [str(p) for p in _write(out, datasets, report)]}
-        )
+        written = _write(out, datasets, report, resolved)
+        report = report.model_copy(update={"written": [str(p) for p in written]})
     _print(report, tracker, json_output=json_output)
     _fail_if_judge_scored_nothing(report)
 
 
-def _judge_config(
-    llm_config: Path | None,
-    base_url: str | None,
-    model: str | None,
-    api_key_env: str | None,
-    no_cache: bool,
-    cache_dir: Path | None,
-) -> LLMConfig:
+def _judge_config(config: LLMConfig) -> LLMConfig:
     """The LLM configuration for ``--judge``; none at all is a usage error (exit 2)."""
-    config = load_llm_config(
-        llm_config,
-        base_url=base_url,
-        model=model,
-        api_key_env=api_key_env,
-        no_cache=no_cache,
-        cache_dir=cache_dir,
-    )
     if not config.configured:
         raise BadInputError(
             None, "--judge needs an LLM: pass --llm-config, or --base-url and --model"
@@ -212,10 +244,14 @@ def _regroup(datasets: Sequence[AuditDataset], items: Sequence[AuditItem]) -> li
     return regrouped
 
 
-def _write(out: Path, datasets: Sequence[AuditDataset], report: AuditReport) -> list[Path]:
-    """The report, every audited item, and our own instances with their verdicts attached."""
-    written = [out / REPORT_FILE, out / ITEMS_FILE]
+def _write(
+    out: Path, datasets: Sequence[AuditDataset], report: AuditReport, config: PaperGymConfig
+) -> list[Path]:
+    """The report, every audited item, the configuration, and our own instances with their
+    verdicts attached."""
+    written = [out / REPORT_FILE, out / ITEMS_FILE, out / CONFIG_FILE]
     write_jsonl(out / ITEMS_FILE, (item for d in datasets for item in d.items))
+    write_text_atomic(out / CONFIG_FILE, config_yaml(config))
     audited: list[Instance] = [
         attach_verdicts(instance, item)
         for d in datasets

@@ -8,7 +8,8 @@ points). Reference solutions are never read: leakage is about the question alone
 Formats, detected from the first record's keys unless forced:
 
 * ``instances`` — PaperGym's own ``instances.jsonl`` (:class:`~papergym.records.Instance`); only
-  the specific rubric is audited (the general rubric is the same for every instance).
+  the specific rubric is audited (the general rubric is the same for every instance). Each
+  criterion's weight becomes its ``points`` (1 for unweighted rubrics, negative for pitfalls).
 * ``generic`` — ``{"question", "criteria": [str | {"text", ...}], "id"?}``.
 * ``researchplangen`` — ``Goal``, ``Rubric`` (a list of strings, or one string of numbered or
   bulleted items) and a reference solution field that is ignored.
@@ -253,6 +254,7 @@ def item_from_instance(instance: Instance, *, source: str) -> AuditItem:
             origin=c.origin,
             rank=c.rank,
             id=c.id,
+            points=c.weight,
             leakage=c.leakage,
         )
         for c in instance.rubric.specific

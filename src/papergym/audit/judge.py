@@ -18,53 +18,46 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from string import Template
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from papergym.audit.formats import AuditItem
 from papergym.llm.client import LLMClient
-from papergym.llm.structured import exactly_one_per_id
 from papergym.llm.types import LLMError, Message, Role, SamplingParams
+from papergym.llm.verdicts import (
+    Judgement,
+    NumberedVerdict,
+    failure_reason,
+    in_order,
+    with_room_for,
+    wrong_count_reason,
+)
+from papergym.llm.verdicts import judgement_schema as schema_for
 from papergym.records import LeakageVerdict
 
 STAGE = "leakage"
 """The stage name the judge's calls are accounted under in the usage table."""
 
 TOKENS_PER_VERDICT = 120
-"""Room for one verdict (id, a one-sentence reason, the boolean) when sizing ``max_tokens``."""
+"""Room for one verdict (id, a one-sentence reason, the boolean) when sizing ``max_tokens``.
+
+Less than the rubric judge's :data:`papergym.reward.judge.TOKENS_PER_VERDICT` on purpose: the
+leakage prompt asks for one sentence of reason, the rubric prompt for one or two."""
 
 
-MAX_REASON_CHARS = 400
-"""An unscored verdict's reason keeps this much of the error: enough to see what went wrong."""
-
-
-class JudgeVerdict(BaseModel):
+class JudgeVerdict(NumberedVerdict):
     """The judge's answer for one criterion: the reason first, then the verdict."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    criterion_id: int = Field(description="The criterion's number, 1-based, as listed.")
     reason: str = Field(description="One sentence: what in the question gives it away, or not.")
     inferable: bool = Field(description="True if the criterion follows from the question alone.")
 
 
-class LeakageJudgement(BaseModel):
+class LeakageJudgement(Judgement[JudgeVerdict]):
     """All verdicts for one item."""
 
-    model_config = ConfigDict(extra="forbid")
 
-    verdicts: list[JudgeVerdict]
-
-
-@functools.cache
 def judgement_schema(count: int) -> type[LeakageJudgement]:
-    """The schema for an item of ``count`` criteria: exactly one verdict per id 1..count.
-
-    Built per count (and cached, so the JSON schema and the cache key stay stable) because the
-    count belongs in the schema: structured decoding then enforces it, and a model that ignores
-    it gets a precise repair message from the LLM layer.
-    """
-
-    return exactly_one_per_id(LeakageJudgement, count)
+    """The schema for an item of ``count`` criteria: exactly one verdict per id 1..count."""
+    return schema_for(LeakageJudgement, count)
 
 
 @functools.cache
@@ -89,20 +82,17 @@ def unscored(item: AuditItem, reason: str) -> list[LeakageVerdict]:
 
 def verdicts_from(judgement: LeakageJudgement, count: int) -> list[LeakageVerdict] | None:
     """Verdicts in criterion order, or ``None`` unless there is exactly one per id 1..count."""
-    by_id = {v.criterion_id: v for v in judgement.verdicts}
-    if len(judgement.verdicts) != count or sorted(by_id) != list(range(1, count + 1)):
+    ordered = in_order(judgement.verdicts, count)
+    if ordered is None:
         return None
     return [
-        LeakageVerdict(method="judge", leaked=by_id[n].inferable, reason=by_id[n].reason.strip())
-        for n in range(1, count + 1)
+        LeakageVerdict(method="judge", leaked=v.inferable, reason=v.reason.strip()) for v in ordered
     ]
 
 
-def _params(llm: LLMClient, role: Role, count: int) -> SamplingParams:
+def judge_params(llm: LLMClient, role: Role, count: int) -> SamplingParams:
     """The role's sampling parameters with room for every verdict (never less than configured)."""
-    params = llm.config.for_role(role).params
-    needed = TOKENS_PER_VERDICT * count + 256
-    return params.model_copy(update={"max_tokens": max(params.max_tokens, needed)})
+    return with_room_for(llm.config.for_role(role).params, count, TOKENS_PER_VERDICT)
 
 
 async def judge_item(llm: LLMClient, item: AuditItem, *, role: Role = "judge") -> AuditItem:
@@ -115,18 +105,15 @@ async def judge_item(llm: LLMClient, item: AuditItem, *, role: Role = "judge") -
             role,
             judge_messages(item),
             schema=judgement_schema(count),
-            params=_params(llm, role, count),
+            params=judge_params(llm, role, count),
             stage=STAGE,
         )
     except LLMError as error:
-        detail = " ".join(str(error).split())
-        if len(detail) > MAX_REASON_CHARS:
-            detail = detail[: MAX_REASON_CHARS - 1] + "…"
-        return item.with_verdicts(unscored(item, f"judge failed: {type(error).__name__}: {detail}"))
-    verdicts = verdicts_from(result.parsed, count) if result.parsed is not None else None
-    if verdicts is None:
-        return item.with_verdicts(unscored(item, f"judge did not return {count} verdicts"))
-    return item.with_verdicts(verdicts)
+        return item.with_verdicts(unscored(item, failure_reason(error)))
+    found = verdicts_from(result.parsed, count) if result.parsed is not None else None
+    if found is None:
+        return item.with_verdicts(unscored(item, wrong_count_reason(count)))
+    return item.with_verdicts(found)
 
 
 async def judge_items(

@@ -20,14 +20,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from papergym.build.reading import SourceReader
 from papergym.build.runner import (
     Builder,
-    BuildInput,
     BuildResult,
     BuildSettings,
     ProgressHook,
     check_output,
-    read_sources,
+    open_sources,
     settings_for,
     start_output,
     usage_json,
@@ -47,11 +47,20 @@ from papergym.cliutil import (
 )
 from papergym.errors import BadInputError
 from papergym.llm.client import LLMClient
-from papergym.llm.config import LLMConfig, load_llm_config
+from papergym.llm.config import LLMConfig
 from papergym.llm.report import usage_table
 from papergym.llm.types import LLMError, Role
 from papergym.records import BuilderName
 from papergym.redact import redact
+from papergym.settings.cli import (
+    OVERRIDES_HELP,
+    ConfigOption,
+    flags,
+    llm_flags,
+    paths_and_overrides,
+    resolve,
+)
+from papergym.settings.models import PaperGymConfig
 
 EXTRACTIVE_NOTE = (
     "Built by the extractive baseline: sentences are selected from the paper, not written; "
@@ -62,11 +71,12 @@ EXTRACTIVE_NOTE = (
 
 @reports_errors
 def build(
-    sources: Annotated[
-        list[Path],
+    arguments: Annotated[
+        list[str],
         typer.Argument(
+            metavar="SOURCES... [KEY=VALUE]...",
             help="Paper sources, as for `papergym ingest`: paper folders, .tex files, "
-            "arXiv e-prints, or folders of papers.",
+            "arXiv e-prints, or folders of papers; and config overrides: " + OVERRIDES_HELP,
             show_default=False,
         ),
     ],
@@ -75,47 +85,55 @@ def build(
         typer.Option(
             "-o",
             "--out",
-            help="Output folder (created; an existing one from the same configuration is "
-            "resumed, one from another configuration refused, naming the keys that differ).",
+            help="Output folder (created; an existing one from the same build settings is "
+            "resumed, one from other settings refused, naming the keys that differ).",
             show_default=False,
         ),
     ],
+    config: ConfigOption = None,
     recipe: Annotated[
-        Literal["papergym", "innov", "design"],
+        Literal["papergym", "innov", "design"] | None,
         typer.Option(
             "--recipe",
-            help="papergym: plan from goal+background, graded on method and "
-            "experiments; innov: method only; design: the method is given, plan its validation.",
+            help="Sets build.recipe (default papergym). papergym: plan from goal+background, "
+            "graded on method and experiments; innov: method only; design: the method is "
+            "given, plan its validation.",
+            show_default=False,
         ),
-    ] = "papergym",
+    ] = None,
     builder: Annotated[
-        Literal["auto", "llm", "extractive"],
+        Literal["auto", "llm", "extractive"] | None,
         typer.Option(
             "--builder",
-            help="llm: the full recipe through the configured LLM; extractive: "
-            "the offline baseline (no LLM, no network); auto: llm when an LLM is configured.",
+            help="Sets build.builder (default auto). llm: the full recipe through the "
+            "configured LLM; extractive: the offline baseline (no LLM, no network); auto: llm "
+            "when an LLM is configured.",
+            show_default=False,
         ),
-    ] = "auto",
+    ] = None,
     limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Build at most N papers.")
+        int | None,
+        typer.Option("--limit", min=1, help="Sets build.limit: build at most N papers."),
     ] = None,
     leakage_judge: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--leakage-judge/--no-leakage-judge",
-            help="With the LLM builder, ask the judge "
+            help="Sets build.leakage_judge (default on): with the LLM builder, ask the judge "
             "role, per instance, which criteria can be inferred from the question alone.",
+            show_default=False,
         ),
-    ] = True,
+    ] = None,
     paper_concurrency: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--paper-concurrency",
             min=1,
-            help="Papers processed at once (LLM calls are "
-            "bounded separately by the endpoint's max_concurrency).",
+            help="Sets build.paper_concurrency (default 16): papers processed at once (LLM "
+            "calls are bounded separately by the endpoint's max_concurrency).",
+            show_default=False,
         ),
-    ] = 16,
+    ] = None,
     llm_config: LLMConfigOption = None,
     base_url: BaseUrlOption = None,
     model: ModelOption = None,
@@ -127,31 +145,44 @@ def build(
 ) -> None:
     """Build RL instances (question, reference answer, leakage-checked rubric) from papers.
 
-    Writes OUT/instances.jsonl, dropped.jsonl, failed.jsonl, per-paper records under papers/, card.md, card.json and config.yaml. Re-running the same command resumes: finished papers are skipped and LLM answers come from the cache.
+    Writes OUT/instances.jsonl, dropped.jsonl, failed.jsonl, per-paper records under papers/, card.md, card.json, build.yaml (the settings a resumed build must match) and config.yaml (the resolved configuration, secrets masked). Re-running the same command resumes: finished papers are skipped and LLM answers come from the cache.
+
+    Settings come from -c FILE (its build and llm sections), key=value arguments (build.recipe=innov, llm.default.model=M) and the flags, which set the same keys; see `papergym config reference`.
 
     A paper whose LLM endpoint failed (unreachable, server errors, answers still cut off, budget spent) is not dropped: it is listed in failed.jsonl and retried by the next run. Exit code 0 when instances were built and nothing failed; 1 when papers failed for the endpoint (run the same command again); 2 on bad input or when no instance could be built.
     """
-    config = load_llm_config(
-        llm_config,
-        base_url=base_url,
-        model=model,
-        api_key_env=api_key_env,
-        no_cache=no_cache,
-        cache_dir=cache_dir,
-    )
-    chosen = _builder(builder, config)
+    sources, overrides = paths_and_overrides(arguments)
+    if not sources:
+        raise BadInputError(None, "no paper sources given (every argument was a key=value)")
+    given = [
+        *flags(
+            recipe=("build.recipe", "--recipe", recipe),
+            builder=("build.builder", "--builder", builder),
+            limit=("build.limit", "--limit", limit),
+            leakage_judge=("build.leakage_judge", "--leakage-judge", leakage_judge),
+            paper_concurrency=("build.paper_concurrency", "--paper-concurrency", paper_concurrency),
+        ),
+        *llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir),
+    ]
+    resolved = resolve(config, overrides, given)
+    section = resolved.build
+    chosen = _builder(section.builder, resolved.llm)
     settings = settings_for(
-        recipe,
+        section.recipe,
         chosen,
-        config,
-        leakage_judge=leakage_judge,
-        limit=limit,
-        paper_concurrency=paper_concurrency,
+        resolved.llm,
+        leakage_judge=section.leakage_judge,
+        limit=section.limit,
+        paper_concurrency=section.paper_concurrency,
+        max_unit_words=section.max_unit_words,
     )
+    # saved with the builder auto chose, so the record says what ran
+    resolved = resolved.model_copy(update={"build": section.model_copy(update={"builder": chosen})})
     # Everything that can be refused is checked before the output folder is touched.
     resuming = check_output(out, settings)
-    given = read_sources(sources)
-    result = asyncio.run(_run(out, settings, config if chosen == "llm" else None, given))
+    reader = open_sources(sources, out)
+    llm = resolved.llm if chosen == "llm" else None
+    result = asyncio.run(_run(out, settings, resolved, llm, reader))
     _write_card(out, result, settings.model_dump(), chosen)
     if json_output:
         print(json.dumps(_summary_json(result, resuming), ensure_ascii=False, indent=2))
@@ -186,7 +217,9 @@ def _exit_status(result: BuildResult) -> None:
 def _builder(choice: str, config: LLMConfig) -> BuilderName:
     if choice == "llm" and not config.configured:
         raise BadInputError(
-            None, "--builder llm needs an LLM: pass --llm-config, or --base-url and --model"
+            None,
+            "--builder llm (build.builder) needs an LLM: pass --llm-config, or --base-url and "
+            "--model, or set llm in the -c file",
         )
     if choice == "auto":
         return "llm" if config.configured else "extractive"
@@ -194,7 +227,11 @@ def _builder(choice: str, config: LLMConfig) -> BuilderName:
 
 
 async def _run(
-    out: Path, settings: BuildSettings, config: LLMConfig | None, given: BuildInput
+    out: Path,
+    settings: BuildSettings,
+    resolved: PaperGymConfig,
+    config: LLMConfig | None,
+    given: SourceReader,
 ) -> BuildResult:
     llm = LLMClient.from_config(config) if config is not None else None
     try:
@@ -209,7 +246,7 @@ async def _run(
                     soft_wrap=True,
                 )
                 raise typer.Exit(1) from None
-        start_output(out, settings)
+        start_output(out, settings, resolved)
         with _Progress() as hook:
             builder = Builder(out=out, settings=settings, llm=llm, progress=hook)
             return await builder.run(given)

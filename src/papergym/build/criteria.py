@@ -26,12 +26,13 @@ from papergym.build.text import (
     without_lead_in,
 )
 from papergym.embed import cosine_matrix
-from papergym.records import StageName
+from papergym.records import RUBRIC_SIZE, StageName
 
-RUBRIC_SIZE = 10
 # MiniLM cosine: paraphrases score about 0.8 and above, near-duplicates above 0.85.
 DUPLICATE_SIMILARITY = 0.85
 QUESTION_SIMILARITY = 0.8
+# Above it, a question-side sentence restates (reveals) an answer-side one, in both builders.
+REVEAL_SIMILARITY = 0.8
 QUESTION_OVERLAP = 0.7
 
 # Openings that lean on an antecedent the sentence does not carry.
@@ -140,12 +141,13 @@ def _criterion_candidates(
             else np.zeros(len(stage_sentences), np.float32)
         )
         for index, sentence in enumerate(stage_sentences):
-            if not criterion_source(sentence):
+            written = as_plan_criterion(sentence, vocabulary)
+            if not criterion_source(sentence) or written is None:
                 continue
             words = content_words(sentence)
             pool.append(
                 Pick(
-                    text=_unnamed(as_plan_criterion(sentence, vocabulary), terms),
+                    text=_unnamed(written, terms),
                     source=sentence,
                     dimension=STAGE_DIMENSION[stage],
                     score=scores[index],

@@ -27,6 +27,7 @@ import numpy.typing as npt
 from papergym.build.criteria import (
     ANAPHORA,
     DUPLICATE_SIMILARITY,
+    REVEAL_SIMILARITY,
     Screen,
     centrality,
     criterion_source,
@@ -44,6 +45,7 @@ from papergym.build.sections import (
     method_terms,
 )
 from papergym.build.text import (
+    clean_markers,
     has_numeric_result,
     has_result_claim,
     is_mathy,
@@ -78,8 +80,6 @@ MAX_SENTENCES: dict[StageName, int] = {
 }
 # Candidates embedded per stage; longer stages are pre-ranked lexically (cost is the embedding).
 MAX_CANDIDATES = 36
-# MiniLM cosine above which a question-side sentence restates an answer-side one.
-REVEAL_SIMILARITY = 0.8
 
 # --- stage extraction ----------------------------------------------------------------------------
 
@@ -126,9 +126,12 @@ def _candidates(
     for section in sections:
         base = positions.get(id(section), 0) * 10_000
         for offset, sentence in enumerate(prose_sentences(section.text)):
-            if sentence not in seen and keep(sentence):
-                seen.add(sentence)
-                found.append(_Candidate(sentence, base + offset, _heading_path(section)))
+            # The rules read the sentence as written ("[ref]" marks figure talk); the stage keeps
+            # it without markers, so no "[cite]"/"[ref]" reaches a question, reference or rubric.
+            text = clean_markers(sentence) if keep(sentence) else None
+            if text and text not in seen:
+                seen.add(text)
+                found.append(_Candidate(text, base + offset, _heading_path(section)))
     return found
 
 
@@ -146,8 +149,9 @@ def _opening(
         for offset, sentence in enumerate(prose_sentences(section.text)):
             if mentions_own_work(sentence):
                 break
-            if keep(sentence):
-                opening.append(_Candidate(sentence, base + offset, _heading_path(section)))
+            text = clean_markers(sentence) if keep(sentence) else None
+            if text:
+                opening.append(_Candidate(text, base + offset, _heading_path(section)))
     return opening
 
 
@@ -417,8 +421,13 @@ def _question(spec: RecipeSpec, sentences: dict[StageName, list[str]]) -> str:
     context = [
         s for name in spec.question_stages if name not in spec.given_stages for s in sentences[name]
     ]
-    if context:  # a question cannot open on "However, ..." when its antecedent was not selected
+    # A question cannot open on "This regime ..." or "However, ..." when the antecedent was not
+    # selected: a leading anaphoric sentence goes (if others remain), a connective is dropped.
+    while context:
         context[0] = _CONNECTIVE.sub(lambda m: m.group(1).upper(), context[0])
+        if len(context) == 1 or not ANAPHORA.match(context[0]):
+            break
+        context.pop(0)
     parts = [" ".join(context)]
     for name in spec.given_stages:
         # The design task must not hint at how the method was tested (SPEC §2, Design).
@@ -432,6 +441,27 @@ def _reference(spec: RecipeSpec, sentences: dict[StageName, list[str]]) -> str:
     """One paragraph per answer stage, numeric sentences removed (a second guard)."""
     paragraphs = [strip_numeric_results(" ".join(sentences[name])) for name in spec.answer_stages]
     return "\n\n".join(p for p in paragraphs if p)
+
+
+def _ordinary_words(paper: Paper) -> frozenset[str]:
+    """Lower-cased words that are not names, so a sentence-initial one may be lower-cased.
+
+    A word the paper writes in lower case is ordinary; so is a capitalised word the paper never
+    capitalises inside a sentence ("Simpler architectures ..."), while "Gaussian" or "Python",
+    capitalised mid-sentence, stay names.
+    """
+    lower: set[str] = set()
+    capitalised: set[str] = set()
+    initial: set[str] = set()
+    for section in paper.sections:
+        lower.update(re.findall(r"\b[a-z][a-z-]+\b", section.text))
+        capitalised.update(
+            w.lower() for w in re.findall(r"(?<=[a-z,;:] )[A-Z][a-z-]+\b", section.text)
+        )
+        initial.update(
+            w.lower() for w in re.findall(r"(?:^|(?<=[.!?] ))([A-Z][a-z-]+)\b", section.text)
+        )
+    return frozenset(lower | (initial - capitalised))
 
 
 def build_instance(paper: Paper, stages: Stages, recipe_name: RecipeName | str) -> Instance | Drop:
@@ -457,10 +487,7 @@ def build_instance(paper: Paper, stages: Stages, recipe_name: RecipeName | str) 
         return drop("reference", "every answer-stage sentence carries a number")
     question_sentences = [s for name in spec.question_stages for s in sentences[name]]
     screen = Screen()
-    # Words the paper writes in lower case: a sentence-initial one is not a name.
-    vocabulary = frozenset(
-        w for section in paper.sections for w in re.findall(r"\b[a-z][a-z-]+\b", section.text)
-    )
+    vocabulary = _ordinary_words(paper)
     picks = select_criteria(
         spec, sentences, question_sentences, screen, method_terms(paper), vocabulary
     )

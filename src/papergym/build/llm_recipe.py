@@ -1,31 +1,36 @@
-"""The LLM recipe (SPEC §2), one step per method, read top to bottom.
+"""The LLM recipe (SPEC §2) as build steps, read top to bottom.
 
-paper → map (per section or batch of short sections) → reduce (per stage) → question (field +
-background only) → reference (question + method/experiment only, no numbers) → R_A and R_Q
-(10 each) → filter generic and leaked candidates → merge by selection and ranking → top 10.
-Each step that can fail a quality gate gets one repair attempt before the paper is dropped.
+paper → stages: map (per section or batch of short sections) and reduce (per stage) → question
+(field + background only) → reference (question + method/experiment only, no numbers) →
+candidates: R_A and R_Q (10 each) → filter generic and leaked candidates → merge by selection and
+ranking → top 10. A step that fails a quality gate gets one repair attempt, then returns a
+:class:`~papergym.build.steps.Reject` naming the gate. The leakage judge and the instance are
+added by :mod:`papergym.build.pipeline`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from string import Template
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from papergym.build.criteria import REVEAL_SIMILARITY
+from papergym.build.draft import Candidate, PaperDraft
 from papergym.build.general import GENERAL_CRITERIA
+from papergym.build.steps import Reject, Step
 from papergym.build.text import has_numeric_result, split_sentences, strip_numeric_results
 from papergym.embed import cosine_matrix, embed
 from papergym.llm.client import LLMClient
 from papergym.llm.types import Message
 from papergym.records import (
+    RUBRIC_SIZE,
     STAGE_NAMES,
     Criterion,
-    Instance,
     Paper,
     RecipeName,
     Rubric,
@@ -34,11 +39,6 @@ from papergym.records import (
     content_hash,
 )
 
-RUBRIC_SIZE = 10
-Origin = Literal["answer", "question"]
-# Similarity above which a question sentence "reveals" a method sentence, or a candidate
-# criterion restates the question (MiniLM cosine; paraphrases score ~0.8 and above).
-REVEAL_SIMILARITY = 0.8
 _SKIPPED_SECTIONS = re.compile(
     r"acknowledg|author contributions?|competing interests?|data availability|funding|references",
     re.IGNORECASE,
@@ -84,15 +84,6 @@ RECIPES: dict[RecipeName, RecipeInputs] = {
         "metrics, ablations or expected outcomes.",
     ),
 }
-
-
-class BuildDropError(Exception):
-    """A paper failed a step or a quality gate; it goes to dropped.jsonl with the step."""
-
-    def __init__(self, step: str, reason: str) -> None:
-        super().__init__(f"{step}: {reason}")
-        self.step = step
-        self.reason = reason
 
 
 class StageEvidence(BaseModel):
@@ -168,16 +159,37 @@ def section_units(paper: Paper, max_words: int) -> list[tuple[str, str]]:
     return units
 
 
-@dataclass
-class LLMBuilder:
-    """Writes stages and instances with the LLM roles extractor, writer and rubric."""
+@dataclass(frozen=True)
+class LLMRecipe:
+    """The LLM recipe's steps for one recipe, writing with the roles extractor, writer, rubric."""
 
     llm: LLMClient
+    recipe: RecipeName = "papergym"
     max_unit_words: int = 1200
-    notes: list[str] = field(default_factory=list)
 
-    async def stages(self, paper: Paper) -> Stages:
-        """Map every unit to the four kinds of evidence, then reduce each stage."""
+    @property
+    def inputs(self) -> RecipeInputs:
+        return RECIPES[self.recipe]
+
+    def steps(self) -> list[Step[PaperDraft]]:
+        """stages → question → reference → rubric candidates → filter → merge (→ judge → instance,
+        added by :func:`papergym.build.pipeline.recipe_steps`)."""
+        return [
+            Step("stages", self.stages_step, ("stages",)),
+            Step("question", self.question_step, ("question",)),
+            Step("reference", self.reference_step, ("reference",)),
+            Step("candidates", self.candidates_step, ("candidates",)),
+            Step("filter", self.filter_step, ("kept", "removed")),
+            Step("merge", self.merge_step, ("rubric",)),
+        ]
+
+    # --- stages: map every unit to the four kinds of evidence, then reduce each stage ----------
+
+    async def stages_step(self, draft: PaperDraft) -> PaperDraft | Reject:
+        stages = await self.stages(draft.paper)
+        return stages if isinstance(stages, Reject) else draft.model_copy(update={"stages": stages})
+
+    async def stages(self, paper: Paper) -> Stages | Reject:
         units = [("abstract", paper.abstract), *section_units(paper, self.max_unit_words)]
         evidence = await asyncio.gather(
             *(self._extract(paper, where, text) for where, text in units if text.strip())
@@ -188,14 +200,20 @@ class LLMBuilder:
             "solution": "solution",
             "experiment": "experiment",
         }
-        texts: dict[str, str] = {}
+        notes = {
+            stage: [n.strip() for e in evidence if (n := getattr(e, keys[stage])) and n.strip()]
+            for stage in STAGE_NAMES
+        }
+        for stage in STAGE_NAMES:  # checked before any reduce call: none is spent on a drop
+            if not notes[stage]:
+                return Reject(f"no evidence for the {stage} stage", step="reduce")
         reduced = await asyncio.gather(
-            *(
-                self._reduce(paper, stage, [getattr(e, keys[stage]) for e in evidence])
-                for stage in STAGE_NAMES
-            )
+            *(self._reduce(paper, stage, notes[stage]) for stage in STAGE_NAMES)
         )
+        texts: dict[str, str] = {}
         for stage, text in zip(STAGE_NAMES, reduced, strict=True):
+            if isinstance(text, Reject):
+                return text
             texts[stage] = text
         return Stages(paper_id=paper.id, builder="llm", **texts)
 
@@ -205,10 +223,7 @@ class LLMBuilder:
         assert result.parsed is not None
         return result.parsed
 
-    async def _reduce(self, paper: Paper, stage: StageName, notes: list[str]) -> str:
-        notes = [n.strip() for n in notes if n and n.strip()]
-        if not notes:
-            raise BuildDropError("reduce", f"no evidence for the {stage} stage")
+    async def _reduce(self, paper: Paper, stage: StageName, notes: list[str]) -> str | Reject:
         listed = "\n".join(f"- {note}" for note in notes)
         messages = prompt(
             "reduce",
@@ -221,32 +236,20 @@ class LLMBuilder:
         assert result.parsed is not None
         text = result.parsed.text.strip()
         if not text:
-            raise BuildDropError("reduce", f"empty {stage} stage")
+            return Reject(f"empty {stage} stage", step="reduce")
         return strip_numeric_results(text) if stage == "experiment" else text
 
-    async def instance(self, paper: Paper, stages: Stages, recipe: RecipeName) -> Instance:
-        """Question, reference and rubric for one paper under one recipe."""
-        inputs = RECIPES[recipe]
-        question = await self._question(stages, inputs)
-        reference = await self._reference(question, stages, inputs)
-        criteria, note = await self._rubric(paper, question, reference, inputs)
-        return Instance(
-            id=Instance.make_id(recipe, "llm", paper.id),
-            recipe=recipe,
-            builder="llm",
-            paper_id=paper.id,
-            title=paper.title,
-            domain=stages.field,
-            arxiv_id=paper.meta.arxiv_id,
-            source_path=paper.meta.source_path,
-            question=question,
-            reference_answer=reference,
-            rubric=Rubric(specific=tuple(criteria), general=GENERAL_CRITERIA, note=note),
-        )
+    # --- question: from the stages a policy may see, repaired once if it gives the answer away ---
 
-    async def _question(self, stages: Stages, inputs: RecipeInputs) -> str:
-        values = {stage: getattr(stages, stage) for stage in inputs.question_from}
-        extra = inputs.question_note
+    async def question_step(self, draft: PaperDraft) -> PaperDraft | Reject:
+        question = await self.question(draft.need_stages())
+        if isinstance(question, Reject):
+            return question
+        return draft.model_copy(update={"question": question})
+
+    async def question(self, stages: Stages) -> str | Reject:
+        values = {stage: getattr(stages, stage) for stage in self.inputs.question_from}
+        extra = self.inputs.question_note
         if "solution" in values:
             extra += "\n\nMethod (given):\n" + values["solution"]
         for attempt in range(2):
@@ -267,13 +270,20 @@ class LLMBuilder:
             extra += (
                 f'\n\nA previous draft gave away part of the answer ("{revealed}"); leave it out.'
             )
-        raise BuildDropError(
-            "question", "the question reveals the method or experiments after one repair"
-        )
+        return Reject("the question reveals the method or experiments after one repair")
 
-    async def _reference(self, question: str, stages: Stages, inputs: RecipeInputs) -> str:
+    # --- reference: from the question and the answer stages, numeric results repaired away -----
+
+    async def reference_step(self, draft: PaperDraft) -> PaperDraft | Reject:
+        assert draft.question is not None
+        reference = await self.reference(draft.question, draft.need_stages())
+        if isinstance(reference, Reject):
+            return reference
+        return draft.model_copy(update={"reference": reference})
+
+    async def reference(self, question: str, stages: Stages) -> str | Reject:
         material = "\n\n".join(
-            f"{stage.capitalize()}:\n{getattr(stages, stage)}" for stage in inputs.answer_from
+            f"{stage.capitalize()}:\n{getattr(stages, stage)}" for stage in self.inputs.answer_from
         )
         messages = prompt("reference", question=question, material=material)
         result = await self.llm.call("writer", messages, schema=ReferenceOut, stage="reference")
@@ -289,17 +299,19 @@ class LLMBuilder:
             assert repair.parsed is not None
             reference = strip_numeric_results(repair.parsed.reference_answer.strip())
         if not reference:
-            raise BuildDropError("reference", "empty reference answer")
+            return Reject("empty reference answer")
         return reference
 
-    async def _rubric(
-        self, paper: Paper, question: str, reference: str, inputs: RecipeInputs
-    ) -> tuple[list[Criterion], str]:
-        note = (
-            ""
-            if len(inputs.dimensions) > 1
-            else f' Use only the dimension "{inputs.dimensions[0]}".'
-        )
+    # --- rubric: R_A and R_Q, the filter, then the merge by selection and ranking ----------------
+
+    async def candidates_step(self, draft: PaperDraft) -> PaperDraft | Reject:
+        assert draft.question is not None and draft.reference is not None
+        candidates = await self.candidates(draft.question, draft.reference)
+        return draft.model_copy(update={"candidates": candidates})
+
+    async def candidates(self, question: str, reference: str) -> tuple[Candidate, ...]:
+        dimensions = self.inputs.dimensions
+        note = "" if len(dimensions) > 1 else f' Use only the dimension "{dimensions[0]}".'
         from_answer, from_question = await asyncio.gather(
             self.llm.call(
                 "rubric",
@@ -317,36 +329,50 @@ class LLMBuilder:
             ),
         )
         assert from_answer.parsed is not None and from_question.parsed is not None
-        candidates: list[tuple[CandidateCriterion, Origin]] = [
-            (c, "answer") for c in from_answer.parsed.criteria
-        ]
-        candidates += [(c, "question") for c in from_question.parsed.criteria]
-        kept, removed = await asyncio.to_thread(_filter_candidates, candidates, question, inputs)
+        return tuple(
+            Candidate(text=c.text, dimension=c.dimension, origin=origin)
+            for origin, answer in (("answer", from_answer), ("question", from_question))
+            for c in answer.parsed.criteria  # type: ignore[union-attr]
+        )
+
+    async def filter_step(self, draft: PaperDraft) -> PaperDraft | Reject:
+        assert draft.question is not None and draft.candidates is not None
+        kept, removed = await asyncio.to_thread(
+            _filter_candidates, list(draft.candidates), draft.question, self.inputs
+        )
         if len(kept) < 3:
-            raise BuildDropError(
-                "rubric", f"only {len(kept)} usable criteria ({'; '.join(removed[:3])})"
+            return Reject(
+                f"only {len(kept)} usable criteria ({'; '.join(removed[:3])})", step="rubric"
             )
-        order = await self._merge(question, reference, [c.text for c, _ in kept])
-        criteria = [
+        return draft.model_copy(update={"kept": tuple(kept), "removed": tuple(removed)})
+
+    async def merge_step(self, draft: PaperDraft) -> PaperDraft | Reject:
+        assert draft.question is not None and draft.reference is not None
+        assert draft.kept is not None and draft.removed is not None and draft.candidates
+        kept = draft.kept
+        order = await self.merge(draft.question, draft.reference, [c.text for c in kept])
+        if isinstance(order, Reject):
+            return order
+        criteria = tuple(
             Criterion(
-                id="c-" + content_hash({"paper": paper.id, "text": kept[i][0].text}, 12),
-                text=kept[i][0].text.strip(),
-                dimension=kept[i][0].dimension,
-                origin=kept[i][1],
+                id="c-" + content_hash({"paper": draft.paper.id, "text": kept[i].text}, 12),
+                text=kept[i].text.strip(),
+                dimension=kept[i].dimension,
+                origin=kept[i].origin,
                 rank=rank,
             )
             for rank, i in enumerate(order, start=1)
-        ]
+        )
         shortfall = (
             ""
             if len(criteria) == RUBRIC_SIZE
-            else (
-                f"{len(criteria)} criteria: {len(candidates) - len(kept)} candidates removed ({'; '.join(removed[:3])})"
-            )
+            else f"{len(criteria)} criteria: {len(draft.candidates) - len(kept)} candidates "
+            f"removed ({'; '.join(draft.removed[:3])})"
         )
-        return criteria, shortfall
+        rubric = Rubric(specific=criteria, general=GENERAL_CRITERIA, note=shortfall)
+        return draft.model_copy(update={"rubric": rubric})
 
-    async def _merge(self, question: str, reference: str, texts: list[str]) -> list[int]:
+    async def merge(self, question: str, reference: str, texts: list[str]) -> list[int] | Reject:
         count = min(RUBRIC_SIZE, len(texts))
         listed = "\n".join(f"{i}. {t}" for i, t in enumerate(texts, start=1))
         for attempt in range(2):
@@ -364,23 +390,23 @@ class LLMBuilder:
                 and all(0 <= i < len(texts) for i in chosen)
             ):
                 return chosen
-        raise BuildDropError(
-            "merge", f"the merge did not select {count} distinct valid candidates after one repair"
+        return Reject(
+            f"the merge did not select {count} distinct valid candidates after one repair"
         )
 
 
 def _filter_candidates(
-    candidates: list[tuple[CandidateCriterion, Origin]], question: str, inputs: RecipeInputs
-) -> tuple[list[tuple[CandidateCriterion, Origin]], list[str]]:
+    candidates: list[Candidate], question: str, inputs: RecipeInputs
+) -> tuple[list[Candidate], list[str]]:
     """Drop exact duplicates, generic candidates, wrong dimensions and restatements of the question."""
-    kept: list[tuple[CandidateCriterion, Origin]] = []
+    kept: list[Candidate] = []
     removed: list[str] = []
     question_sentences = split_sentences(question) or [question]
-    similarity = cosine_matrix(
-        embed([c.text for c, _ in candidates]), embed(question_sentences)
-    ).max(axis=1)
+    similarity = cosine_matrix(embed([c.text for c in candidates]), embed(question_sentences)).max(
+        axis=1
+    )
     seen: set[str] = set()
-    for (candidate, origin), sim in zip(candidates, similarity, strict=True):
+    for candidate, sim in zip(candidates, similarity, strict=True):
         normalised = " ".join(candidate.text.lower().split())
         if normalised in seen:  # R_A and R_Q often share a criterion word for word
             removed.append(f"duplicate: {candidate.text!r}")
@@ -393,7 +419,7 @@ def _filter_candidates(
         elif sim > REVEAL_SIMILARITY:
             removed.append(f"inferable from the question ({sim:.2f}): {candidate.text!r}")
         else:
-            kept.append((candidate, origin))
+            kept.append(candidate)
     return kept, removed
 
 

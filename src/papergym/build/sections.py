@@ -59,18 +59,35 @@ def clear_embedding_cache() -> None:
 
 # --- sections → stages -------------------------------------------------------------------------
 
+# The vocabulary is the standard section names of research articles, not any paper's headings:
+# * back matter and required statements: Nature/Springer "Data availability", "Code
+#   availability", "Author contributions", "Competing interests", "Consortia" (group-authorship
+#   lists, as physics collaborations' "author list"); NeurIPS/ICML/ACL "Broader impact",
+#   "Limitations", "Ethics statement", "Reproducibility statement"; Elsevier/AEA "Declaration
+#   of interests", "Funding"; and "Acknowledg(e)ments", "References", "Nomenclature", "Glossary";
+# * the IMRaD skeleton (Introduction, Methods, Results, Discussion) and its common variants in
+#   CS ("Related work", "Preliminaries", "Architecture", "Ablations", "Benchmarks"), physics and
+#   astronomy ("Formalism", "Derivation", "Observations", "Numerical simulations") and economics
+#   ("Institutional background", "Identification strategy", "Empirical strategy",
+#   "Calibration", "Estimation", "Robustness", "Equilibrium");
+# * software papers (JOSS: "Statement of need", "Installation", "Usage", "Documentation",
+#   tutorials and user guides), whose documentation sections are not the method.
+# Matching is on whole words anywhere in a heading; tests check that headings of invented papers
+# in each field are routed as a reader would expect.
 _HEADING_RULES: tuple[tuple[str, Decision], ...] = (
     # Not the paper's science, or a restatement of its results: never used.
     (
         r"acknowledg\w*|author(?:s'?|'s)? contributions?|contributions? of (?:the )?authors|"
         r"competing (?:financial )?interests?|conflicts? of interests?|declarations?|"
         r"(?:data|code|software|materials?)(?: and (?:data|code|software|materials?))? "
-        r"availability|funding|financial support|references|bibliography|consortium|contributors|"
+        r"availability|funding|financial support|references|bibliography|consorti(?:um|a)|"
+        r"author (?:list|information)|contributors|"
         r"ethics(?: statement)?|broader impacts?|impact statement|reproducibility statement|"
         r"supplementa\w+ (?:material|information|figures|tables)|additional (?:figures|tables)|"
         r"conclusions?|concluding remarks|discussions?|summary|outlook|future (?:work|directions|"
-        r"research)|limitations?|closing remarks|guide to|nomenclature|glossary|extended data|"
-        r"list of (?:symbols|abbreviations|notation)",
+        r"research)|limitations?|closing remarks|nomenclature|glossary|extended data|"
+        r"list of (?:symbols|abbreviations|notation)|(?:user'?s?|reader'?s?|quick ?start) guides?|"
+        r"guides? to|tutorials?|installation|documentation|getting started",
         "skip",
     ),
     (
@@ -88,7 +105,7 @@ _HEADING_RULES: tuple[tuple[str, Decision], ...] = (
         r"approach|framework|specification|model)|research design|econometric \w+|design|"
         r"asymptotic\w*|constructions?|implementations?|software|(?:package|system|library|tool) "
         r"overview|api|interfaces?|equilibri\w+|proofs?|contributions?|data structures?|"
-        r"our (?:method|approach|model|system)",
+        r"our (?:method|approach|model|system)|statistical (?:analys[ie]s|methods?)|study design",
         "solution",
     ),
     (

@@ -1,99 +1,52 @@
-"""Sentence-level text tools shared by the builders: splitting, and the numeric-result rule.
+"""Build-only sentence rules: own-work and result cues, and writing criteria in plan voice.
 
-The numeric rule (SPEC §2: no numeric results in the experiment stage or the reference answer,
-no hyper-parameter numbers in the solution stage) is deliberately conservative, because an
-extractive builder cannot tell a reported result from a setting reliably ("10 training points"
-vs "81.2 on 10 datasets"). **A sentence counts as numeric when it contains a number that is not**
-
-* a year (1800–2099, also "1990s"), unless a counting noun follows it ("2000 iterations");
-* a reference: "Figure 3", "Fig. 2b", "Table A.1", "Section 4.1", "Eqs. (3)–(5)", "Algorithm 1",
-  "Theorem 2", "Columns (1), (3) and (5)", "Step 2", "Model 2", "version 1.2" ...;
-* an equation index or enumerator: "(3)", "[12]", a leading "1." / "1)";
-* part of a name: glued to a preceding letter ("L2", "F1", "H200", "Qwen3", "x86", "CO2"),
-  hyphen-joined to a word with a capital or a digit ("GPT-2", "ResNet-50", "Qwen3-8B",
-  "COVID-19"), a dimension ("3D", "2-D"), an ordinal ("1st", "20th"), an exponent or subscript
-  ("N^3", "x_1", "R^2"), or a dotted version ("1.2.3");
-
-and also when it states a multiplier in words ("twice as fast", "an order of magnitude faster",
-"three-fold increase"). Everything else counts, settings included: "batch size 32", "p < 0.05",
-"81.2%", "R^2 = 0.93", "3x faster", "7B", "10 ms", "2-layer". Precision about leakage is
-preferred over keeping every setting sentence.
+The general text rules (sentence splitting, prose, content words, the numeric-result rule) are in
+:mod:`papergym.text`, which the reward and the audit use too; they are re-exported here for the
+build's modules.
 """
 
 from __future__ import annotations
 
 import re
 
+from papergym.text import (
+    content_words,
+    has_numeric_result,
+    is_caption,
+    is_prose,
+    numbers_in,
+    prose_sentences,
+    split_sentences,
+    strip_numeric_results,
+)
+
+__all__ = [
+    "as_plan_criterion",
+    "cites_agent",
+    "clean_markers",
+    "content_words",
+    "has_numeric_result",
+    "has_result_claim",
+    "is_caption",
+    "is_mathy",
+    "is_plan_statement",
+    "is_prose",
+    "mentions_own_work",
+    "numbers_in",
+    "prose_sentences",
+    "split_sentences",
+    "strip_numeric_results",
+    "talks_about_document",
+    "tidy",
+    "without_citations",
+    "without_lead_in",
+]
+
 
 def _word_set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-# Tokens before a "." that do not end a sentence (compared lower-cased, without the final dot).
-_ABBREVIATIONS = _word_set(
-    """e.g i.e al fig figs eq eqs sec secs ref refs no nos vs cf approx resp dr mr mrs ms prof
-    st tab app thm prop def lem cor alg ch pp vol ed eds inc ltd co corp jr sr col cols viz
-    ca est dept univ sect eqn eqns"""
-)
-# Candidate sentence ends: terminal punctuation, optional closing quotes/brackets, whitespace.
-_BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+)")
-_STARTS_SENTENCE = re.compile(r"\s+(?:\[|[\"'“‘(]?[A-Z0-9\u0391-\u03a9\u00c0-\u00de])")
-# "e.g", "i.e", "U.S"; a lone capital is not an initial here: papers end sentences with "matrix A."
-_INITIALS = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]$")
-_BULLET = re.compile(r"^\s*(?:[*•·–-]|\d{1,2}[.)]|\([a-z0-9]{1,3}\))\s+")
-_CAPTION = re.compile(r"^\s*(?:Figure|Table|Algorithm|Listing)\s*:")
-
-# --- the numeric rule -------------------------------------------------------------------------
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-# Words that introduce a reference by number. The strong ones take any number; the weak ones
-# are also ordinary nouns ("models 10 times faster"), so they take only a one- or two-digit index.
-_STRONG_REF_WORDS = (
-    r"figures?|figs?\.?|tables?|tabs?\.?|sections?|secs?\.?|§|equations?|eqns?\.?|eqs?\.?|"
-    r"appendix|appendices|app\.|algorithms?|alg\.|theorems?|thm\.|lemmas?|propositions?|"
-    r"prop\.|corollar(?:y|ies)|definitions?|def\.|assumptions?|remarks?|chapters?|ch\.|"
-    r"refs?\.?|references?|footnotes?|listings?|versions?|v\.?|releases?"
-)
-_WEAK_REF_WORDS = (
-    r"examples?|steps?|stages?|phases?|cases?|parts?|columns?|cols?\.?|rows?|panels?|lines?|"
-    r"experiments?|models?|specifications?|hypothes[ie]s|claims?|propert(?:y|ies)|conditions?|"
-    r"waves?|rounds?"
-)
-# One index: "3", "(3)", "2b", "A.1", "4.1"; never a multiplier or a percentage ("3x", "5%").
-_NOT_A_QUANTITY = r"(?!\s*(?:%|×|x\b|times\b|percent|per\s+cent))"
-_STRONG_ITEM = rf"[(\[]?(?:[A-Z]\.?)?\d+(?:\.\d+)*[a-wyz]?[)\]]?{_NOT_A_QUANTITY}"
-_WEAK_ITEM = rf"[(\[]?\d{{1,2}}[a-wyz]?[)\]]?(?![\d.,]){_NOT_A_QUANTITY}"
-_LIST_SEPARATOR = r"\s*(?:,\s*and|,\s*or|,|and|or|to|through|–|—|-|&)\s*"
-_REF_SPAN = re.compile(
-    rf"(?<![\w])(?:(?:{_STRONG_REF_WORDS})[\s~]*{_STRONG_ITEM}(?:{_LIST_SEPARATOR}{_STRONG_ITEM})*"
-    rf"|(?:{_WEAK_REF_WORDS})[\s~]*{_WEAK_ITEM}(?:{_LIST_SEPARATOR}{_WEAK_ITEM})*)",
-    re.IGNORECASE,
-)
-_COUNT_NOUNS = _word_set(
-    """iterations steps epochs samples points data images examples observations individuals
-    respondents firms households units parameters weights tokens trials simulations draws runs
-    seeds nodes cores gpus hours seconds minutes times replications bootstrap cases words
-    documents papers sentences features dimensions particles stars galaxies sources"""
-)
-_ORDINAL = re.compile(r"(?:st|nd|rd|th)(?![A-Za-z])")
-_DIMENSION = re.compile(r"-?[Dd](?![A-Za-z])")
-_TIMES_WORD = (
-    r"(?:twice|thrice|(?:two|three|four|five|six|seven|eight|nine|ten|a hundred|hundred|"
-    r"a thousand|thousand)[- ]times|(?:two|three|four|five|six|seven|eight|nine|ten|hundred|"
-    r"thousand|many|several)-?fold|(?:an?|one|two|three|several)\s+orders?\s+of\s+magnitude|"
-    r"(?:by\s+)?a\s+factor\s+of\s+(?:two|three|four|five|six|seven|eight|nine|ten|"
-    r"a hundred|a thousand))"
-)
-# A multiplier counts as a result when a comparison follows it ("twice as fast") or a change
-# precedes it ("increased three-fold"); "our contribution is twofold" is not a result.
-_MULTIPLIER_WORDS = re.compile(
-    rf"\b{_TIMES_WORD}(?:\s+\w+)?\s+(?:as|faster|slower|more|less|larger|smaller|higher|"
-    r"lower|better|worse|fewer|cheaper|greater|speed-?ups?|improvements?|reductions?|"
-    r"increases?|decreases?|gains?)\b"
-    r"|\b(?:increas|decreas|reduc|improv|grow|grew|rais|cut|accelerat|speed)\w*"
-    rf"(?:\s+\w+){{0,2}}?\s+{_TIMES_WORD}",
-    re.IGNORECASE,
-)
 _RESULT_CLAIM = re.compile(
     r"\b(?:outperform\w*|we (?:find|found|observe[d]?|obtain(?:ed)?|achieve[d]?)|"
     r"(?:our |the )?results (?:show|indicate|suggest|demonstrate|confirm|reveal)\w*|"
@@ -106,80 +59,6 @@ _RESULT_CLAIM = re.compile(
 )
 
 
-def _blocks(text: str) -> list[tuple[str, str]]:
-    """Paragraphs of ``text`` as (marker, body): bullets and captions become blocks of their own.
-
-    Single newlines inside a paragraph are soft line breaks (LaTeX source keeps them), so they
-    are joined with a space; a line that starts with a bullet or a caption label starts a block.
-    """
-    blocks: list[tuple[str, str]] = []
-    for paragraph in re.split(r"\n\s*\n", text):
-        marker, lines = "", list[str]()
-        for line in paragraph.splitlines():
-            bullet = _BULLET.match(line)
-            if (bullet or _CAPTION.match(line)) and lines:
-                blocks.append((marker, " ".join(lines)))
-                marker, lines = "", []
-            if bullet and not lines:
-                marker, line = bullet.group(0).strip(), line[bullet.end() :]
-            if line.strip():
-                lines.append(line.strip())
-        if lines:
-            blocks.append((marker, " ".join(lines)))
-    return blocks
-
-
-def _ends_with_abbreviation(head: str) -> bool:
-    """Whether the text before a "." ends with an abbreviation or an initial ("et al", "J")."""
-    token = head.rsplit(None, 1)[-1] if head.strip() else ""
-    token = token.lstrip("([\"'“‘")
-    return token.lower() in _ABBREVIATIONS or bool(_INITIALS.match(token))
-
-
-def _split_block(block: str) -> list[str]:
-    sentences: list[str] = []
-    start = 0
-    for match in _BOUNDARY.finditer(block):
-        end = match.end()
-        if not _STARTS_SENTENCE.match(block, end):
-            continue  # a lower-case word follows: "e.g. the", "3.2 vs. four", "al. showed"
-        punct_at = match.start()
-        if block[punct_at] == "." and _ends_with_abbreviation(block[start:punct_at]):
-            continue
-        sentences.append(block[start:end].strip())
-        start = end
-    sentences.append(block[start:].strip())
-    return [" ".join(s.split()) for s in sentences if s.strip()]
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` with whitespace collapsed, in order.
-
-    A boundary is terminal punctuation followed by a capital, a digit, a quote or a bracket, and
-    not preceded by an abbreviation ("e.g.", "et al.", "Fig.", "Eq.", initials). Decimals never
-    split (no space after the point), nor does "et al. [cite]". Paragraphs, bullet items and
-    figure/table captions never run into each other.
-    """
-    sentences: list[str] = []
-    for _, body in _blocks(text):
-        sentences.extend(_split_block(body))
-    return sentences
-
-
-def is_caption(sentence: str) -> bool:
-    """A figure/table/algorithm caption as ingestion writes it ("Figure: ...")."""
-    return bool(_CAPTION.match(sentence))
-
-
-def prose_sentences(text: str) -> list[str]:
-    """Sentences of running prose only: captions, displayed maths and fragments are left out."""
-    sentences: list[str] = []
-    for _, body in _blocks(text):
-        if not is_caption(body):
-            sentences.extend(s for s in _split_block(body) if is_prose(s))
-    return sentences
-
-
 def is_mathy(sentence: str) -> bool:
     """Whether ``sentence`` leans on notation: an equation sign, sub/superscripts or operators.
 
@@ -187,101 +66,6 @@ def is_mathy(sentence: str) -> bool:
     prose ("there exist ϕ^* such that w_ϕ^*(λ) = argmin ...").
     """
     return bool(re.search(r"[=^_∂∑∏∫≤≥≈∈→←⇒|\\]|\bargmin|\bargmax", sentence))
-
-
-def is_prose(sentence: str) -> bool:
-    """A whole sentence of words: starts like a sentence, ends with punctuation, mostly words.
-
-    Displayed equations, table rows, fragments after an equation ("where x is ...") and URLs
-    are not prose; they make poor stage text and worse criteria.
-    """
-    words = sentence.split()
-    if not 6 <= len(words) <= 90 or is_caption(sentence) or "http" in sentence or "# " in sentence:
-        return False
-    if not re.match(r"[\"'“(\[]?[A-Z\[]", sentence):
-        return False
-    if not re.search(r"[.!?][\"'”’)\]]*$", sentence):
-        return False
-    wordy = sum(1 for w in words if re.fullmatch(r"[(\"'“]?[A-Za-z][A-Za-z'’-]*[.,;:)\"”’]*", w))
-    return wordy >= 0.6 * len(words)
-
-
-def _is_year(sentence: str, start: int, end: int) -> bool:
-    digits = sentence[start:end]
-    if not (len(digits) == 4 and digits.isdigit() and 1800 <= int(digits) <= 2099):
-        return False
-    rest = sentence[end:]
-    if re.match(r"s(?![A-Za-z])", rest):
-        return True  # "1990s"
-    if re.match(r"\s*(?:%|x\b|×|[.,]\d)", rest):
-        return False
-    following = re.match(r"\s+([A-Za-z]+)", rest)
-    return not (following and following.group(1).lower() in _COUNT_NOUNS)
-
-
-def _exempt(sentence: str, start: int, end: int) -> bool:
-    """Whether the number at ``sentence[start:end]`` is a year, a reference or part of a name."""
-    before = sentence[start - 1] if start > 0 else ""
-    before2 = sentence[start - 2] if start > 1 else ""
-    after = sentence[end:]
-    if before in ("^", "_") or (before in ("-", "{") and before2 in ("^", "_")):
-        return True  # exponent or subscript: N^3, x_1, R^2, 10^-5's "5"
-    if before.isalpha():
-        return True  # glued to a name: L2, F1, H200, Qwen3, x86, CO2, v1
-    if before == "-" and before2.isalnum():
-        left = re.search(r"[\w.]*$", sentence[: start - 1])
-        segment = left.group(0) if left else ""
-        if any(c.isupper() or c.isdigit() for c in segment):
-            return True  # GPT-2, ResNet-50, Qwen3-8B, COVID-19
-    if _is_year(sentence, start, end):
-        return True
-    if _ORDINAL.match(after) or _DIMENSION.match(after):
-        return True  # 1st, 20th, 3D, 2-D
-    if sentence[start:end].count(".") >= 2:
-        return True  # a version: 1.2.3
-    if (before, after[:1]) in {("(", ")"), ("[", "]")} and len(sentence[start:end]) <= 3:
-        return True  # equation index or numeric citation: (3), [12]
-    return start == 0 and bool(re.match(r"[.)]\s", after))  # enumerator: "1. ", "2) "
-
-
-def _numeric_tokens(text: str) -> list[str]:
-    """The numbers of ``text`` that the numeric rule counts, normalised ("7,850" → "7850")."""
-    masked = _REF_SPAN.sub(lambda m: "#" * len(m.group(0)), text)
-    tokens: list[str] = []
-    for match in _NUMBER.finditer(masked):
-        if not _exempt(masked, match.start(), match.end()):
-            tokens.append(_normalise_number(match.group(0)))
-    return tokens
-
-
-def _normalise_number(token: str) -> str:
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", token):
-        return token.replace(",", "")
-    return token
-
-
-def has_numeric_result(sentence: str) -> bool:
-    """Whether ``sentence`` carries a number under the module's rule (results and settings)."""
-    return bool(_numeric_tokens(sentence)) or bool(_MULTIPLIER_WORDS.search(sentence))
-
-
-def numbers_in(text: str) -> set[str]:
-    """The counted numbers of ``text`` (see the module rule), to test that none leak elsewhere."""
-    return set(_numeric_tokens(text))
-
-
-def strip_numeric_results(text: str) -> str:
-    """``text`` without its numeric sentences; paragraphs and bullet items keep their shape."""
-    paragraphs: list[str] = []
-    for paragraph in re.split(r"\n\s*\n", text):
-        lines: list[str] = []
-        for marker, body in _blocks(paragraph):
-            kept = [s for s in _split_block(body) if not has_numeric_result(s)]
-            if kept:
-                lines.append(f"{marker} {' '.join(kept)}" if marker else " ".join(kept))
-        if lines:
-            paragraphs.append("\n".join(lines))
-    return "\n\n".join(paragraphs)
 
 
 def has_result_claim(sentence: str) -> bool:
@@ -302,14 +86,35 @@ _OWN_WORK = re.compile(
     r"|(?<!Type )(?<!Phase )(?<!Part )(?<!Class )(?<!Stage )(?<!Table )\bI\s+[a-z]",
     re.IGNORECASE,
 )
+# A sentence whose subject is a definite artefact ("The system", "The method", "The package")
+# doing what a contribution does ("defines", "constructs", "uses") describes the paper's own work
+# even without "we": "The system defines an open-ended language of models via a grammar."
+_ARTEFACT = (
+    r"system|method|approach|framework|algorithm|model|package|library|tool|toolkit|software|"
+    r"procedure|pipeline|technique|estimator|architecture|code|module|scheme|implementation"
+)
+_CONTRIBUTION_VERBS = (
+    r"defines?|uses?|proposes?|introduces?|constructs?|builds?|generates?|learns?|combines?|"
+    r"employs?|relies|searches|produces?|computes?|provides?|implements?|consists?|outputs?|"
+    r"automatically|automates?|exploits?|leverages?|extends?|enables?|allows?|supports?|"
+    r"takes?|returns?|achieves?|handles?|performs?|offers?|contains?|is (?:able|designed|based|"
+    r"built|composed|implemented|written)|can (?:be used|handle|compute|generate|learn)"
+)
+_OWN_SYSTEM = re.compile(
+    rf"(?:^|[,;:]\s+)(?:the|this|our|its)\s+(?:(?:proposed|present|new|resulting|full|"
+    rf"overall|main|core)\s+)?(?:{_ARTEFACT})s?\s+(?:\w+ly\s+)?(?:{_CONTRIBUTION_VERBS})\b",
+    re.IGNORECASE,
+)
 
 
 def mentions_own_work(sentence: str) -> bool:
     """First-person or self-referring sentences ("we propose", "our model", "this paper", "I").
 
     In an introduction they announce the paper's own solution, so the question must not use them.
+    So do sentences whose subject is a definite artefact doing what a contribution does ("The
+    system defines ...", "The package provides ..."): they state the solution, not the problem.
     """
-    return bool(_OWN_WORK.search(sentence))
+    return bool(_OWN_WORK.search(sentence) or _OWN_SYSTEM.search(sentence))
 
 
 _DOCUMENT_TALK = re.compile(
@@ -329,22 +134,6 @@ def talks_about_document(sentence: str) -> bool:
     They make no sense out of place, so neither stages nor criteria use them.
     """
     return bool(_DOCUMENT_TALK.search(sentence))
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased words of three letters or more that are not stop words (for overlap checks)."""
-    return {w for w in re.findall(r"[a-z][a-z-]{2,}", text.lower()) if w not in _STOP_WORDS}
-
-
-_STOP_WORDS = _word_set(
-    """the and for are but not you all any can had her was one our out has him his how man new
-    now old see two way who boy did its let put say she too use that with have this will your
-    from they know want been good much some time very when come here just like long make many
-    more only over such take than them well were what which their there these those into also
-    each other then most both being between through where while about after before under
-    would could should may might must does done using used based given thus hence however
-    within without whether either since upon via per across among than cite ref"""
-)
 
 
 # --- rewriting a selected sentence into a checkable statement about a plan ----------------------
@@ -394,24 +183,45 @@ _IRREGULAR_PAST = {
 _UNCHANGED_VERBS = _word_set(
     "can will may must should could would might shall set put split fit cut let read"
 )
-_AUXILIARY_3SG = {"have": "has", "are": "is", "do": "does", "be": "is"}
+_AUXILIARY_3SG = {"have": "has", "are": "is", "do": "does", "be": "is", "am": "is"}
 _NO_FINAL_E = ("er", "en", "on", "el", "op", "it", "al", "or", "ow", "ain", "ect", "ess", "ish")
-# Connectives that open a sentence; the comma is required except for a few unambiguous ones
-# ("Instead of X" and "First-order X" are not lead-ins).
+# Discourse openers: they tie a sentence to the paper's flow, which a criterion does not have.
+# With a comma any of these; without one only the few that cannot start a clause of their own
+# ("Instead of X" and "First-order X" are not openers).
+_OPENERS = (
+    r"here|then|next|finally|lastly|first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|"
+    r"first of all|last but not least|in addition|additionally|moreover|furthermore|further|"
+    r"specifically|in particular|particularly|to this end|to that end|for this purpose|"
+    r"to do so|in doing so|in this way|this way|instead|similarly|likewise|in practice|"
+    r"in other words|in short|in summary|to summari[sz]e|in sum|in conclusion|to conclude|"
+    r"overall|in brief|importantly|more importantly|crucially|notably|however|nevertheless|"
+    r"nonetheless|still|yet|thus|hence|therefore|consequently|accordingly|as such|indeed|"
+    r"in fact|of course|again|also|meanwhile|in contrast|by contrast|conversely|"
+    r"on the other hand|on the one hand|on one hand|at the same time|for example|for instance|"
+    r"as an example|in this case|in general|generally|typically|as a result|more specifically|"
+    r"more precisely|more generally|that is|in turn|as above|to start|as before|as noted|"
+    r"as a first step|as a second step|in the first step|in the second step|"
+    r"in (?:this|the present|our) (?:paper|work|study|section|article)|alternatively|"
+    r"put differently|simply put|namely|now|so|and|but|ultimately|eventually|subsequently|"
+    r"afterwards|formally|intuitively|concretely|practically|technically|mathematically"
+)
 _LEAD_INS = re.compile(
-    r"^(?:(?:here|then|next|finally|first|second|third|in addition|additionally|moreover|"
-    r"furthermore|specifically|in particular|to this end|instead|similarly|in practice|"
-    r"in other words|in short|importantly|crucially|notably|however|for example|"
-    r"for instance|overall|in this case|in general|as a result|more specifically|"
-    r"more precisely|that is|in turn|as above|to start|as before|as noted|as a first step),\s+"
-    r"|(?:also|then|here|next|finally|now|note that)\s+)",
+    rf"^(?:(?:{_OPENERS}),\s+|(?:also|then|here|next|finally|lastly|now|note that|and|but|so|"
+    r"thus|hence|therefore|consequently|moreover|furthermore|additionally|indeed)\s+)",
     re.IGNORECASE,
 )
-_WE_CLAUSE = re.compile(
-    # adverbs: "-ly" words except verbs like "apply", "multiply", "rely"; plus a fixed few
-    r"^we\s+((?:(?:[a-z]{3,}(?<!p)ly|simply|also|then|further|first|instead|now|next|only|"
-    r"therefore|thus|often|still|again|always|never|here|later|thereby)\s+)*)([a-z]+)\b(.*)$",
-    re.IGNORECASE | re.DOTALL,
+_ADVERBS = (
+    r"(?:[a-z]{3,}(?<!p)ly|simply|also|then|further|first|instead|now|next|only|therefore|thus|"
+    r"often|still|again|always|never|here|later|thereby|instead|additionally|finally)"
+)
+# "we"/"I" and the verb that follows, anywhere; adverbs between them are kept.
+_NOT_AUTHOR_I = r"(?<!Type )(?<!Phase )(?<!Part )(?<!Class )(?<!Stage )(?<!Table )(?<!World War )"
+_FIRST_PERSON_CLAUSE = re.compile(
+    rf"\b(?:we|{_NOT_AUTHOR_I}(?-i:I))\s+((?:{_ADVERBS}\s+)*)([a-z]+)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(
+    rf"\b(?:[Ww]e|[Oo]urs?|[Uu]s|{_NOT_AUTHOR_I}I|[Mm]y|[Mm]e|[Oo]urselves)\b(?![-/])"
 )
 _LOWERABLE = _word_set(
     """the a an each all both every for in to when after before given since because using with
@@ -420,10 +230,49 @@ _LOWERABLE = _word_set(
     over following throughout depending even only finally first second within without upon
     across"""
 )
-_CITE_PHRASE = re.compile(r"\b(by|in|of|from|following|see|to)\s+\[cite\]", re.IGNORECASE)
+# Words that open an adverbial phrase or a subordinate clause: "For each X, we write ..." can
+# become "The plan, for each X, writes ...".
+_ADVERBIAL_OPENERS = _word_set(
+    """for in at on by to with without after before when whenever while since because although
+    though whereas if once unless until upon given using to following during throughout under
+    over within across via starting rather instead contrasting unlike like depending as"""
+)
+# Words after which "[cite]" is an object: it becomes "prior work" ("we follow [cite] and ...").
+_PREPOSITIONS = (
+    r"by|in|of|from|following|see|to|with|than|like|unlike|after|before|on|and|follows?|"
+    r"followed|uses?|used|extends?|extended|adopts?|adopted|build on|builds on|built on"
+)
+_CITE_PHRASE = re.compile(rf"\b({_PREPOSITIONS})\s+\[cite\]", re.IGNORECASE)
 # "[cite]" as the subject: at the start, or after "as", "and", "while", "that", a comma.
 _CITED_SUBJECT = re.compile(
-    r"(^|\b(?i:as|and|while|that|but|when|since|whereas)\s|[,;]\s)\[cite\]\s+(?=[a-z])"
+    r"(^|\b(?i:as|and|while|that|but|when|since|whereas|because|although)\s|[,;:]\s)"
+    r"\[cite\]\s+(?=([a-z]+))"
+)
+# "[cite]" followed by a word that is not a connective: someone else's work acts in the
+# sentence ("the approach [cite] employ", "[cite] show"). A criterion is about the plan, not them.
+_CITED_AGENT = re.compile(
+    r"\[cite\]\s+(?!(?:and|or|for|in|of|to|with|as|which|who|whose|where|that|but|while|on|at|"
+    r"by|from|is|are|was|were|has|have|had|can|could|may|might|will|would|should|also)\b)"
+    r"[a-z]+"
+)
+_REF_PHRASE = re.compile(
+    r"\s*[(\[]\s*(?:see|cf\.|e\.g\.,?)?\s*(?:(?:Figures?|Figs?\.|Tables?|Tabs?\.|Sections?|Secs?\.|"
+    r"§|Equations?|Eqs?\.|Eqns?\.|Appendi(?:x|ces)|App\.|Algorithms?|Alg\.|Theorems?|Thm\.|"
+    r"Lemmas?|Propositions?|Prop\.|Corollar(?:y|ies)|Definitions?|Chapters?|Listings?|"
+    r"Footnotes?)\s*~?)?\[ref\](?:\s*(?:,|and|–|-)\s*\[ref\])*\s*[)\]]"
+    r"|\s*,?\s*\b(?:as\s+(?:shown|described|discussed|given|defined|detailed|illustrated)\s+)?"
+    r"(?:in|see|from|of|cf\.)\s+(?:Figures?|Figs?\.|Tables?|Tabs?\.|Sections?|Secs?\.|§|"
+    r"Equations?|Eqs?\.|Eqns?\.|Appendi(?:x|ces)|App\.|Algorithms?|Alg\.|Chapters?)\s*~?"
+    r"\[ref\](?:\s*(?:,|and|–|-)\s*\[ref\])*(?=[\s,.;:)])",
+    re.IGNORECASE,
+)
+
+
+# Cited work as the subject once markers are gone ("As prior studies point out, ..."): the
+# sentence is about someone else's work, not the plan.
+_PRIOR_WORK_ACTS = re.compile(
+    r"(?:^|[,;:]\s|\b(?i:as|and|while|that|but|when|since|whereas|because|although)\s)"
+    r"[Pp]rior (?:work|studies)\s+(?!(?:and|or|of|in|on|for|to|with|as|which|that)\b)[a-z]"
 )
 
 
@@ -459,6 +308,13 @@ def _third_person(base: str) -> str:
     return base + "s"
 
 
+def _plan_verb(verb: str) -> str:
+    """The verb of a "we" clause conjugated for "the plan", in the present ("ran" → "runs")."""
+    lower = verb.lower()
+    past = lower in _IRREGULAR_PAST or (lower.endswith("ed") and len(lower) > 4)
+    return _third_person(_base_of_past(lower) if past else lower)
+
+
 def _lower_first(sentence: str, vocabulary: frozenset[str]) -> str:
     """Lower-case the first word when it is an ordinary word, not a name ("Gaussian", "Python").
 
@@ -466,50 +322,191 @@ def _lower_first(sentence: str, vocabulary: frozenset[str]) -> str:
     ``vocabulary`` (the words the paper writes in lower case).
     """
     first = sentence.split(None, 1)[0] if sentence.split() else ""
-    word = first.rstrip(",;:")
-    ordinary = word.lower() in _LOWERABLE or word.endswith("ly") or word.lower() in vocabulary
+    word = re.sub(r"['’]s$", "", first.rstrip(",;:"))
+    ordinary = (
+        word.lower() in _LOWERABLE
+        or word.endswith(("ly", "ing"))  # adverbs and gerunds ("Combining kernels ...")
+        or word.lower() in vocabulary
+    )
     if ordinary and word[:1].isupper() and (len(word) == 1 or word[1:].islower()):
         return sentence[0].lower() + sentence[1:]
     return sentence
 
 
+def tidy(text: str) -> str:
+    """``text`` without the debris removed markers leave: "( )", "[ ]", "et al. ,", " ,"."""
+    text = re.sub(r"\(\s*(?:[,;]\s*)*\)|\[\s*(?:[,;]\s*)*\]", "", text)
+    # an abbreviation left alone in brackets, or before what a removed marker separated
+    abbreviation = r"(?:see|e\.g\.|i\.e\.|cf\.)[,~\s]*"
+    text = re.sub(rf"\(\s*{abbreviation}\)", "", text, flags=re.IGNORECASE)
+    text = re.sub(rf"\(\s*(?:{abbreviation})?[,;]\s*", "(", text, flags=re.IGNORECASE)
+    text = re.sub(rf"[,;]?\s*(?:{abbreviation})?[,;]?\s*\)", ")", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s+([,.;:!?)])", r"\1", text)
+    text = re.sub(r"([,;:])\s*(?=[,;:.])", "", text)
+    text = re.sub(r"\(\s+", "(", text)
+    return " ".join(text.split())
+
+
+def _cited_subject(match: re.Match[str]) -> str:
+    """ "[cite]" as a subject → "prior work" ("[cite] proposes") or "prior studies" ("[cite] show")."""
+    verb = match.group(2)
+    singular = verb in ("is", "was", "has", "does") or (
+        verb.endswith("s") and not verb.endswith("ss")
+    )
+    noun = "work" if singular else "studies"
+    return f"{match.group(1)}{'prior' if match.group(1) else 'Prior'} {noun} "
+
+
+def _cited_subjects(sentence: str) -> str:
+    """``sentence`` with bracketed and grouped citations gone and cited subjects named."""
+    text = re.sub(
+        r"\s*\((?:e\.g\.,?\s*|see\s+|cf\.\s*)?\[cite\](?:\s*[,;]\s*\[cite\])*\)", "", sentence
+    )
+    text = re.sub(r"\[cite\](?:\s*(?:,|;|and)\s*\[cite\])+", "[cite]", text)
+    text = _CITE_PHRASE.sub(lambda m: f"{m.group(1)} prior work", text)
+    return _CITED_SUBJECT.sub(_cited_subject, text)
+
+
 def without_citations(sentence: str) -> str:
     """``sentence`` without "[cite]" markers: a cited subject becomes "prior work".
 
-    "proposed by [cite]" → "proposed by prior work"; "[cite] showed" and "as [cite] point out" →
-    "prior work showed", "as prior work point out"; "random search [cite]." → "random search.".
+    "proposed by [cite]" → "proposed by prior work"; "[cite] showed" → "Prior studies showed"
+    (plural for a plural verb: "as prior studies point out"; singular for "[cite] proposes");
+    "random search [cite]." → "random search.".
     """
-    text = re.sub(r"\s*\((?:e\.g\.,?\s*|see\s+)?\[cite\](?:\s*[,;]\s*\[cite\])*\)", "", sentence)
-    text = re.sub(r"\[cite\](?:\s*(?:,|and)\s*\[cite\])+", "[cite]", text)
-    text = _CITE_PHRASE.sub(r"\1 prior work", text)
-    text = _CITED_SUBJECT.sub(
-        lambda m: f"{m.group(1)}{'prior' if m.group(1) else 'Prior'} work ", text
-    )
-    text = re.sub(r"\s*\[cite\]", "", text)
-    return re.sub(r"\s+([,.;:])", r"\1", text).strip()
+    return tidy(re.sub(r"\s*\[cite\]", "", _cited_subjects(sentence)))
+
+
+_NEEDS_REF = re.compile(
+    r"\b(?:equations?|eqs?\.|eqns?\.|figures?|figs?\.|tables?|sections?|theorems?|lemmas?|"
+    r"algorithms?|appendix|propositions?|conditions?|assumptions?|models?|steps?)\s*~?$",
+    re.IGNORECASE,
+)
+
+
+_REF_NOUN = re.compile(r"[A-Za-z§]\S*\s*~?\[ref\]")
+# "are described in Section [ref]": the phrase completes the verb, it is not an aside
+# ("the series described in Section [ref]" would lose its complement just the same)
+_NEEDS_COMPLEMENT = re.compile(r"\b\w{2,}(?:ed|en|wn)\s*$", re.IGNORECASE)
+
+
+def _drop_ref_phrase(match: re.Match[str]) -> str:
+    """A cross-reference phrase goes, unless the sentence needs it.
+
+    "equation ([ref])" names what it refers to just before the bracket; "are described in
+    Section [ref]" or "the series described in Section [ref]" needs its complement. Either is
+    kept, so the sentence is left out.
+    """
+    before = match.string[: match.start()]
+    bare = not _REF_NOUN.search(match.group(0))
+    if (bare and _NEEDS_REF.search(before)) or _NEEDS_COMPLEMENT.search(before):
+        return match.group(0)
+    return ""
+
+
+def clean_markers(sentence: str) -> str | None:
+    """``sentence`` without citation and cross-reference markers, or None when it cannot be.
+
+    "[cite]" goes as :func:`without_citations` says; a cross-reference in a phrase of its own
+    ("(see Figure [ref])", "as shown in Section [ref]") is removed with the phrase. A "[ref]" that
+    the sentence needs ("Equation [ref] gives ...") leaves it unusable: None.
+    """
+    text = _cited_subjects(_REF_PHRASE.sub(_drop_ref_phrase, sentence))
+    # a marker still needed: "Equation [ref] gives", "the approach [cite] employ to ..."
+    if "[ref]" in text or _CITED_AGENT.search(text):
+        return None
+    text = tidy(re.sub(r"\s*\[cite\]", "", text))
+    # "In Section [ref], we ..." loses its opening phrase: the comma after it goes too
+    text = re.sub(r"^[,;:]\s*", "", text)
+    # "Other examples are [cite] and [cite]." has nothing left after its verb
+    if re.search(
+        r"\b(?:is|are|was|were|include|includes|including|such as|see|e\.g\.|and)\W*$", text
+    ):
+        return None
+    return text[:1].upper() + text[1:]
+
+
+def cites_agent(sentence: str) -> bool:
+    """Whether cited work acts in ``sentence`` ("[cite] show", "the approach [cite] employ").
+
+    Such a sentence is about someone else's work; it may set up a question but is no criterion.
+    """
+    return bool(_CITED_AGENT.search(sentence)) or bool(re.match(r"^\s*\[cite\]", sentence))
 
 
 def without_lead_in(sentence: str) -> str:
-    """``sentence`` without an opening connective ("Moreover, ", "In other words, ")."""
-    return _LEAD_INS.sub("", sentence)
+    """``sentence`` without its opening connectives ("Moreover, ", "In summary, finally, ")."""
+    previous = None
+    while previous != sentence:
+        previous, sentence = sentence, _LEAD_INS.sub("", sentence, count=1)
+    return sentence
 
 
-def as_plan_criterion(sentence: str, vocabulary: frozenset[str] = frozenset()) -> str:
-    """A selected paper sentence as a checkable statement about a plan, by fixed templates.
+def _first_person_to_plan(text: str) -> str:
+    """First-person wording as the plan's: "we use" → "the plan uses", "our" → "the plan's"."""
 
-    "We use X" → "The plan uses X"; "We trained X" → "The plan trains X"; "Our model ..." →
-    "The plan's model ..."; anything else → "The plan specifies that <sentence>". The wording
-    after the first verb is the paper's own; only the subject and the tense change.
+    def clause(match: re.Match[str]) -> str:
+        adverbs, verb = match.group(1) or "", match.group(2)
+        return f"the plan {adverbs.lower()}{_plan_verb(verb)}"
+
+    text = _FIRST_PERSON_CLAUSE.sub(clause, text)
+    text = re.sub(r"\b(?:[Oo]ur|[Mm]y)\s+own\b", "the plan's", text)
+    text = re.sub(r"\b(?:[Oo]ur|[Mm]y)\b", "the plan's", text)
+    text = re.sub(r"\b(?:[Oo]urs|[Oo]urselves)\b", "the plan", text)
+    text = re.sub(r"\b(?:us|me)\b", "the plan", text)
+    return text
+
+
+def as_plan_criterion(sentence: str, vocabulary: frozenset[str] = frozenset()) -> str | None:
+    """A selected paper sentence as a checkable statement about a plan, by fixed rules.
+
+    Markers and opening connectives go; first person becomes the plan ("We use X" → "The plan
+    uses X", "Our model ..." → "The plan's model ...", "For each X, we write Y" → "The plan, for
+    each X, writes Y"); anything else → "The plan specifies that <sentence>". The wording after
+    the subject is the paper's own; only the subject and the tense change. None when the
+    sentence cannot become one: a cross-reference it needs, cited work acting in it, or first
+    person left after the rules.
     """
-    text = _LEAD_INS.sub("", without_citations(sentence)).rstrip()
+    cleaned = clean_markers(sentence) if not cites_agent(sentence) else None
+    if cleaned is None or _PRIOR_WORK_ACTS.search(cleaned):
+        return None
+    # a footnote or aside in brackets, "(One exception is X.)", is a sentence of its own
+    unwrapped = re.fullmatch(r"\((.*[.!?])\)\.?|\((.*)\)\.", cleaned.strip())
+    if unwrapped and "(" not in (unwrapped.group(1) or unwrapped.group(2) or "("):
+        cleaned = unwrapped.group(1) or unwrapped.group(2)
+    text = without_lead_in(cleaned).rstrip()
+    if not text:
+        return None
     text = text if text.endswith((".", "!", "?")) else text + "."
-    text = text[:-1].rstrip() + "."
-    clause = _WE_CLAUSE.match(text)
-    if clause:
-        adverb, verb, rest = clause.group(1) or "", clause.group(2).lower(), clause.group(3)
-        past = verb in _IRREGULAR_PAST or (verb.endswith("ed") and len(verb) > 4)
-        base = _base_of_past(verb) if past else verb
-        return f"The plan {adverb.lower()}{_third_person(base)}{rest}"
-    if re.match(r"^our\s", text, re.IGNORECASE):
-        return "The plan's " + text[4:]
+    text = text[:-1].rstrip(" ,;:") + "."
+    text = _first_person_to_plan(text)
+    if _FIRST_PERSON.search(text):
+        return None
+    if re.match(r"the plan\b", text, re.IGNORECASE):
+        return "The plan" + text[len("the plan") :]
+    # "For each component, the plan writes tests." → "The plan, for each component, writes tests."
+    moved = re.match(r"^([^,]{3,120}?),\s+the plan\s+(?!'s)(.*)$", text)
+    opener = moved.group(1).split()[0].lower() if moved else ""
+    if moved and opener in _ADVERBIAL_OPENERS and "the plan" not in moved.group(1):
+        phrase = moved.group(1)
+        if phrase[1:2].islower():  # an opener is a function word or a participle, not a name
+            phrase = phrase[0].lower() + phrase[1:]
+        return f"The plan, {phrase}, {moved.group(2)}"
     return "The plan specifies that " + _lower_first(text, vocabulary)
+
+
+_PLAN_OPENING = re.compile(r"^The plan(?:'s)?\b")
+
+
+def is_plan_statement(criterion: str) -> bool:
+    """The shape every criterion must have: a plan-voice subject, no first person or markers,
+    no opener after "that", and a final period."""
+    return (
+        bool(_PLAN_OPENING.match(criterion))
+        and criterion.endswith(".")
+        and not _FIRST_PERSON.search(criterion)
+        and "[cite]" not in criterion
+        and "[ref]" not in criterion
+        and not criterion.endswith(".).")
+        and not re.search(rf"\bthat\s+(?:{_OPENERS}),", criterion, re.IGNORECASE)
+    )

@@ -8,7 +8,12 @@ the layout ``papergym build`` and ``papergym audit`` write:
   ``usage_rows`` and ``builder_note`` the build saved in its ``card.json``;
 - ``leakage.json`` (a summary mapping), else ``leakage_report.json`` from ``papergym audit``
   (its per-dataset, per-dimension and per-origin rates);
-- ``config.yaml`` / ``config.json``: the resolved build configuration.
+- ``build.yaml`` (the build's settings), else ``config.yaml`` / ``config.json`` (builds of
+  earlier releases saved their settings there): the build configuration the card shows.
+
+Each format folder also gets ``config.yaml``: the export's own resolved configuration (``--split``
+is ``data.test_fraction``, ``--system-prompt`` ``data.system_prompt``, the keys training reads,
+so one config file gives the export and the training run the same split and prompt).
 
 The writers are imported when the command runs, not when the CLI starts, because ``pyarrow``
 and ``datasets`` are slow to import.
@@ -33,6 +38,9 @@ from papergym.errors import BadInputError
 from papergym.export.common import ExportResult, check_split
 from papergym.jsonl import iter_json_lines, read_jsonl
 from papergym.records import Drop, Instance
+from papergym.settings.cli import ConfigOption, OverridesArgument, flags, resolve
+from papergym.settings.load import save_config
+from papergym.settings.models import PaperGymConfig
 
 INSTANCES_FILE = "instances.jsonl"
 DROPS_FILES: tuple[str, ...] = ("dropped.jsonl", "drops.jsonl")
@@ -40,7 +48,7 @@ USAGE_FILE = "usage.json"
 BUILD_CARD_FILE = "card.json"
 LEAKAGE_FILE = "leakage.json"
 AUDIT_REPORT_FILE = "leakage_report.json"
-CONFIG_FILES: tuple[str, ...] = ("config.yaml", "config.yml", "config.json")
+CONFIG_FILES: tuple[str, ...] = ("build.yaml", "config.yaml", "config.yml", "config.json")
 
 
 class ExportFormat(StrEnum):
@@ -257,8 +265,10 @@ def run_export(
     test_fraction: float | None = None,
     system_prompt: str | None = None,
     on_warning: Callable[[str], None] | None = None,
+    resolved: PaperGymConfig | None = None,
 ) -> list[ExportResult]:
-    """Read the build folder and write every format with its card (the command, minus printing)."""
+    """Read the build folder and write every format with its card (the command, minus printing)
+    and, when given, the ``resolved`` configuration as config.yaml."""
     from papergym.export.card import write_card
 
     check_split(test_fraction)
@@ -283,6 +293,8 @@ def run_export(
             formats=[name],
             splits=result.rows,
         )
+        if resolved is not None:
+            save_config(target, resolved)
         results.append(result)
     return results
 
@@ -309,10 +321,12 @@ def export(
         Path,
         typer.Argument(
             help="Build folder holding instances.jsonl (and, for the card, dropped.jsonl, "
-            "config.yaml, card.json, leakage_report.json when present).",
+            "build.yaml, card.json, leakage_report.json when present).",
             show_default=False,
         ),
     ],
+    overrides: OverridesArgument = None,
+    config: ConfigOption = None,
     formats: Annotated[
         list[ExportFormat] | None,
         typer.Option(
@@ -336,8 +350,9 @@ def export(
         float | None,
         typer.Option(
             "--split",
-            help="Fraction of papers held out as a test split (0-1), chosen by a stable hash "
-            "of the paper id; writes test.parquet / a test split beside train.",
+            help="Sets data.test_fraction: the fraction of papers held out as a test split "
+            "(0-1), chosen by a stable hash of the paper id; writes test.parquet / a test split "
+            "beside train.",
             show_default=False,
         ),
     ] = None,
@@ -345,7 +360,8 @@ def export(
         str | None,
         typer.Option(
             "--system-prompt",
-            help="System message put before the question in verl and TRL prompts.",
+            help="Sets data.system_prompt: a system message put before the question in verl "
+            "and TRL prompts.",
             show_default=False,
         ),
     ] = None,
@@ -354,15 +370,24 @@ def export(
 ) -> None:
     """Export built instances for verl, TRL, Hugging Face datasets or parquet, with a dataset card.
 
-    Each format gets its own folder with card.md and card.json. Exit code 2 when instances.jsonl is missing or invalid, or repeats an instance id with different content (identical copies are exported once, with a warning).
+    Each format gets its own folder with card.md, card.json and config.yaml (the resolved configuration; -c FILE and key=value arguments set data.test_fraction and data.system_prompt as --split and --system-prompt do). Exit code 2 when instances.jsonl is missing or invalid, or repeats an instance id with different content (identical copies are exported once, with a warning).
     """
     names = chosen_formats(formats)
+    resolved = resolve(
+        config,
+        overrides,
+        flags(
+            split=("data.test_fraction", "--split", split),
+            system_prompt=("data.system_prompt", "--system-prompt", system_prompt),
+        ),
+    )
     results = run_export(
         build_dir,
         names,
         out=out,
-        test_fraction=split,
-        system_prompt=system_prompt,
+        test_fraction=resolved.data.test_fraction,
+        system_prompt=resolved.data.system_prompt,
+        resolved=resolved,
         on_warning=lambda message: stderr.print(
             f"warning: {escape(message)}", highlight=False, soft_wrap=True
         ),
@@ -372,7 +397,7 @@ def export(
         payload = {
             "build_dir": str(build_dir),
             "instances": instances,
-            "split": split,
+            "split": resolved.data.test_fraction,
             "exports": [r.as_dict() for r in results],
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))

@@ -4,6 +4,8 @@ TRL passes every column other than ``prompt`` to reward functions as keyword arg
 ``question``, ``reference`` and ``rubric`` (the whole rubric as a JSON string) reach the reward.
 ``privileged_context`` is the rubric as readable text: the self-distillation teacher sees the
 question plus this, while the student (and the policy at inference) sees the question alone.
+Criterion weights travel in the ``rubric`` JSON; ``privileged_context`` shows them, with the
+pitfalls (negative weights) listed as mistakes to avoid.
 """
 
 from __future__ import annotations
@@ -46,10 +48,29 @@ PRIVILEGED_HEADER = (
 )
 
 
+WEIGHTED_HEADER = (
+    "Grading rubric for this task. A strong research plan satisfies the criteria below, the "
+    "heavier ones first, and makes none of the listed mistakes."
+)
+
+
 def privileged_context(rubric: Rubric) -> str:
-    """The rubric as text for the teacher: specific criteria numbered by rank, then general."""
-    lines = [PRIVILEGED_HEADER, "", "Task-specific criteria, most important first:"]
-    lines += [f"{n}. {c.text}" for n, c in enumerate(ranked(rubric), start=1)]
+    """The rubric as text for the teacher: specific criteria numbered by rank, then general.
+
+    A weighted rubric shows each criterion's weight, and lists its pitfalls apart, as mistakes
+    to avoid: a teacher shown a pitfall among the criteria to satisfy would steer the student
+    towards the mistake. An unweighted rubric reads exactly as it did before weights existed.
+    """
+    if not rubric.weighted:
+        lines = [PRIVILEGED_HEADER, "", "Task-specific criteria, most important first:"]
+        lines += [f"{n}. {c.text}" for n, c in enumerate(ranked(rubric), start=1)]
+    else:
+        desired = [c for c in ranked(rubric) if not c.pitfall]
+        lines = [WEIGHTED_HEADER, "", "Task-specific criteria, most important first:"]
+        lines += [f"{n}. {c.text} (weight {c.weight:g})" for n, c in enumerate(desired, start=1)]
+        if rubric.pitfalls:
+            lines += ["", "Mistakes to avoid (each one costs its weight):"]
+            lines += [f"- {c.text} (weight {c.weight:g})" for c in ranked(rubric) if c.pitfall]
     if rubric.general:
         lines += ["", "General criteria:"]
         lines += [f"- {c.text}" for c in rubric.general]

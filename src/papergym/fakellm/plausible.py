@@ -27,9 +27,7 @@ from typing import Any, cast
 
 from papergym.fakellm.completions import JSONDict, extract_schema
 from papergym.fakellm.schema import sample_from_schema
-
-RUBRIC_SIZE = 10
-"""Criteria the rubric prompts ask for (\"Write exactly 10 criteria\")."""
+from papergym.records import RUBRIC_SIZE  # the criteria the rubric prompts ask for
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
 _DIGIT = re.compile(r"\d")

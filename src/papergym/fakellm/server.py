@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import json
 import random
 import socket
@@ -35,7 +34,6 @@ from typing import Any
 
 import uvicorn
 
-from papergym.errors import BadInputError
 from papergym.fakellm.completions import (
     Behaviour,
     JSONDict,
@@ -44,6 +42,7 @@ from papergym.fakellm.completions import (
     build_completion,
     error_response,
 )
+from papergym.netutil import bind
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -58,34 +57,6 @@ STOP_GRACE_S = 5.0
 
 CHAT_PATH = "/v1/chat/completions"
 _ROUTES = {CHAT_PATH: "POST", "/v1/models": "GET", "/models": "GET", "/health": "GET"}
-
-
-def bind(host: str, port: int, backlog: int = 4096) -> socket.socket:
-    """A listening socket on ``host:port``; a taken port or a bad address is a one-line error.
-
-    Bound before the server starts, so that the port is known (``port=0`` picks a free one) and
-    a client that connects at once is queued rather than refused. ``backlog`` is large so that
-    bursts of hundreds of connections are not refused either.
-    """
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-    except socket.gaierror as error:
-        raise BadInputError(None, f"cannot listen on {host}: {error.strerror}") from None
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-    except OSError as error:
-        sock.close()
-        if error.errno == errno.EADDRINUSE:
-            raise BadInputError(
-                None, f"port {port} on {host} is in use (another server?); choose one with --port"
-            ) from None
-        raise BadInputError(None, f"cannot listen on {host}:{port}: {error.strerror}") from None
-    sock.listen(backlog)
-    return sock
 
 
 class FakeOpenAIServer:

@@ -60,7 +60,9 @@ def cache_key(
 
 def default_cache_dir() -> Path:
     """``$PAPERGYM_CACHE_DIR`` when set, else ``~/.cache/papergym``."""
-    configured = os.environ.get("PAPERGYM_CACHE_DIR")
+    from papergym.settings.env import get
+
+    configured = get("PAPERGYM_CACHE_DIR")
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".cache" / "papergym"

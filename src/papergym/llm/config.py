@@ -23,7 +23,6 @@ For the common single-model case, ``--base-url/--model/--api-key-env`` flags or 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -33,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from papergym.errors import BadInputError
 from papergym.llm.types import ROLES, Role, SamplingParams
+from papergym.settings.env import environ
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_RETRIES = 3
@@ -45,8 +45,12 @@ class BackendConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    backend: Literal["openai", "hf"] = "openai"
-    model: str
+    backend: Literal["openai", "hf"] = Field(
+        default="openai",
+        description="openai: an OpenAI-compatible HTTP endpoint; hf: a transformers model in "
+        "this process.",
+    )
+    model: str = Field(description="Model name at the endpoint (hf: a hub name or folder).")
     base_url: tuple[str, ...] = Field(
         default=(), description="One or more OpenAI-compatible endpoints, used round-robin."
     )
@@ -54,8 +58,12 @@ class BackendConfig(BaseModel):
         default=None, description="Name of the environment variable holding the API key."
     )
     max_concurrency: int = Field(default=64, ge=1, description="In-flight requests per endpoint.")
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    tokens_per_minute: float | None = Field(default=None, gt=0)
+    requests_per_minute: float | None = Field(
+        default=None, gt=0, description="Request rate limit per endpoint (null: none)."
+    )
+    tokens_per_minute: float | None = Field(
+        default=None, gt=0, description="Token rate limit per endpoint (null: none)."
+    )
     # A structured answer of a few thousand tokens takes well under two minutes on a loaded
     # server; a request that has not finished by then is more likely hung than slow, and one
     # hung request must not hold a paper for long (600 s x 5 attempts was 50 minutes).
@@ -95,12 +103,23 @@ class BackendConfig(BaseModel):
             "is validated locally either way).",
         )
     )
-    repair_attempts: int = Field(default=2, ge=0, le=5)
-    params: SamplingParams = SamplingParams()
-    extra_body: dict[str, object] = Field(default_factory=dict)
+    repair_attempts: int = Field(
+        default=2,
+        ge=0,
+        le=5,
+        description="Times an answer that fails its schema is sent back with the errors.",
+    )
+    params: SamplingParams = Field(
+        default=SamplingParams(), description="Default sampling settings of this backend."
+    )
+    extra_body: dict[str, object] = Field(
+        default_factory=dict, description="Extra JSON fields sent with every request."
+    )
     # Only the hf backend (a transformers model in this process) reads these.
     device: str | None = Field(default=None, description="hf: torch device; None = cuda if any.")
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        default="auto", description="hf: dtype of the weights."
+    )
     batch_size: int = Field(default=8, ge=1, description="hf: most requests in one generate.")
     batch_wait_ms: float = Field(default=10.0, ge=0, description="hf: wait to fill a batch.")
 
@@ -125,13 +144,27 @@ class LLMConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    default: BackendConfig | None = None
-    roles: dict[Role, BackendConfig] = Field(default_factory=dict)
-    prices: dict[str, Price] = Field(default_factory=dict)
-    budget_usd: float | None = Field(default=None, gt=0)
-    budget_tokens: int | None = Field(default=None, gt=0)
-    cache: bool = True
-    cache_dir: Path | None = None
+    default: BackendConfig | None = Field(
+        default=None, description="The backend of every role not listed under roles."
+    )
+    roles: dict[Role, BackendConfig] = Field(
+        default_factory=dict, description="A backend per role, in place of the default."
+    )
+    prices: dict[str, Price] = Field(
+        default_factory=dict,
+        description="USD per million tokens by model name ({input, output, cached_input}); "
+        "unpriced models show as unpriced.",
+    )
+    budget_usd: float | None = Field(
+        default=None, gt=0, description="Spend after which the run stops cleanly (null: none)."
+    )
+    budget_tokens: int | None = Field(
+        default=None, gt=0, description="Tokens after which the run stops cleanly (null: none)."
+    )
+    cache: bool = Field(default=True, description="Read and write the LLM response cache.")
+    cache_dir: Path | None = Field(
+        default=None, description="Folder of the response cache (null: ~/.cache/papergym)."
+    )
 
     def for_role(self, role: Role) -> BackendConfig:
         """The backend that answers ``role``; a missing one is a configuration error."""
@@ -160,7 +193,7 @@ def load_llm_config(
     Flags and variables fill or override the *default* backend; without any of them (and no
     file) the result is unconfigured, which means: use the embedded, LLM-free default.
     """
-    env = os.environ if env is None else env
+    env = environ() if env is None else env
     path = path or (Path(env["PAPERGYM_LLM_CONFIG"]) if env.get("PAPERGYM_LLM_CONFIG") else None)
     data = _read_yaml(path) if path else {}
     overrides = {

@@ -23,7 +23,6 @@ import asyncio
 import base64
 import itertools
 import json
-import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ from papergym.llm.types import (
     Usage,
 )
 from papergym.redact import redact, redact_url, register_secret
+from papergym.settings.env import environ
 
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -150,7 +150,7 @@ class OpenAIBackend:
 
     def __init__(self, config: BackendConfig, *, env: Mapping[str, str] | None = None) -> None:
         self.config = config
-        api_key = api_key_from_env(config, os.environ if env is None else env)
+        api_key = api_key_from_env(config, environ() if env is None else env)
         urls: Sequence[str | None] = config.base_url or (None,)
         self.endpoints = []
         for url in urls:

@@ -31,12 +31,12 @@ class SamplingParams(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    temperature: float = 0.0
-    max_tokens: int = 2048
-    top_p: float | None = None
-    seed: int | None = None
+    temperature: float = Field(default=0.0, description="Sampling temperature.")
+    max_tokens: int = Field(default=2048, description="Most tokens in an answer.")
+    top_p: float | None = Field(default=None, description="Nucleus sampling (null: off).")
+    seed: int | None = Field(default=None, description="Sampling seed, where the server takes one.")
     n: int = Field(default=1, ge=1, description="Number of samples wanted for this prompt.")
-    stop: tuple[str, ...] | None = None
+    stop: tuple[str, ...] | None = Field(default=None, description="Stop sequences.")
 
 
 class Usage(BaseModel):

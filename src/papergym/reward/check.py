@@ -4,7 +4,10 @@ For every instance the reward scores the reference answer and six probes that sh
 little: an empty answer, a "plan" that only restates the question, another paper's reference,
 the reference padded with filler to three times its length (should not beat the reference), the
 bare list of criteria texts, and a short plan carrying an instruction to the judge to mark
-everything met. Per probe: the mean reward and the unscored count; own vs other reference: the
+everything met. An instance whose rubric has pitfalls (negative weights) gets one more probe:
+the reference followed by a statement of every pitfall, which must score strictly below the
+reference (a judge that misses the mistakes, or a reference that already makes them, is
+flagged). Per probe: the mean reward and the unscored count; own vs other reference: the
 AUC (the chance a random own reference outscores a random other one); per instance: a flag when
 the reference does not beat every gaming probe by a margin.
 """
@@ -35,6 +38,7 @@ PROBES = (
     "padded_reference",
     "criteria_list",
     "judge_injection",
+    "committed_pitfalls",
 )
 # Probes that must not reach the reference's score (padding may tie it, so it is not one).
 GAMING = ("empty", "restated_question", "other_reference", "criteria_list", "judge_injection")
@@ -55,7 +59,18 @@ def probe_answers(instance: Instance, other: Instance | None) -> dict[str, str]:
     }
     if other is not None:
         answers["other_reference"] = other.reference_answer
+    pitfalls = instance.rubric.pitfalls
+    if pitfalls:
+        # each pitfall stated as the criterion words it, so a working judge must see it made
+        answers["committed_pitfalls"] = (
+            reference + "\n\n" + " ".join(_sentence(c.text) for c in pitfalls)
+        )
     return answers
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
@@ -156,14 +171,24 @@ def _flag(instance: Instance, mine: dict[str, Score], margin: float) -> list[dic
     beaten_by = [
         p for p, value in values.items() if value is not None and value > reference - margin
     ]
-    if not beaten_by:
+    reasons: list[str] = []
+    if beaten_by:
+        reasons.append("reference does not beat " + ", ".join(beaten_by) + f" by {margin}")
+    committed = mine["committed_pitfalls"].value if "committed_pitfalls" in mine else None
+    if committed is not None and committed >= reference:
+        # strictly lower, not by the margin: one light pitfall may cost less than the margin
+        reasons.append(
+            f"an answer committing the pitfalls scores {committed:.3f}, not below the "
+            f"reference's {reference:.3f}"
+        )
+    if not reasons:
         return []
     return [
         {
             "instance_id": instance.id,
             "title": instance.title,
             "reference": reference,
-            "reason": "reference does not beat " + ", ".join(beaten_by) + f" by {margin}",
+            "reason": "; ".join(reasons),
         }
     ]
 

@@ -12,33 +12,53 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
+from papergym.cliutil import (
+    DebugOption,
+    JsonOption,
+    print_summary,
+    reports_errors,
+    stderr,
+    stdout,
+)
 from papergym.errors import BadInputError
-from papergym.jsonl import iter_json_lines, read_jsonl, write_jsonl
+from papergym.jsonl import iter_json_lines, read_jsonl, write_jsonl, write_text_atomic
 from papergym.records import Instance
-from papergym.reward.reward import DEFAULT_MAX_ANSWER_CHARS, RubricReward
-from papergym.reward.runtime import make_judge
+from papergym.reward.runtime import make_reward, set_shared_config
+from papergym.settings.cli import ConfigOption, OverridesArgument, flags, resolve
+from papergym.settings.load import config_yaml
+from papergym.settings.models import PaperGymConfig
 
 JudgeOption = Annotated[
-    Literal["auto", "offline", "llm"],
+    Literal["auto", "offline", "llm"] | None,
     typer.Option(
         "--judge",
-        help="offline: the embedding baseline (no LLM); llm: the judge role of the "
-        "LLM configuration ($PAPERGYM_LLM_CONFIG, $PAPERGYM_BASE_URL, ...); auto: llm when configured.",
+        help="Sets reward.judge (default auto). offline: the embedding baseline (no LLM); llm: "
+        "the judge role of the config's llm section ($PAPERGYM_LLM_CONFIG, $PAPERGYM_BASE_URL, "
+        "...); auto: llm when configured. The LLM judge's criteria per call: "
+        "reward.criteria_per_call=all|1|K.",
+        show_default=False,
     ),
 ]
 AlphaOption = Annotated[
-    float, typer.Option("--alpha", min=0.0, max=1.0, help="Weight of the specific criteria.")
+    float | None,
+    typer.Option(
+        "--alpha",
+        min=0.0,
+        max=1.0,
+        help="Sets reward.alpha, the weight of the specific criteria (default 0.7).",
+        show_default=False,
+    ),
 ]
 
 
 MaxAnswerCharsOption = Annotated[
-    int,
+    int | None,
     typer.Option(
         "--max-answer-chars",
         min=0,
-        help="Longer answers are cut to this many characters before judging, and their score "
-        "says answer_truncated (0: no limit).",
+        help="Sets reward.max_answer_chars (default 16000): longer answers are cut to this many "
+        "characters before judging, and their score says answer_truncated (0: no limit).",
+        show_default=False,
     ),
 ]
 
@@ -46,14 +66,20 @@ ID_FIELDS = ("instance_id", "id")
 ANSWER_FIELDS = ("answer", "response", "completion")
 
 
-def _reward(
-    judge: str, alpha: float, max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS
-) -> RubricReward:
-    return RubricReward(
-        make_judge(None if judge == "auto" else judge),
-        alpha=alpha,
-        max_answer_chars=max_answer_chars or None,
+def reward_config(
+    config_file: Path | None,
+    overrides: list[str] | None,
+    judge: str | None,
+    alpha: float | None,
+    max_answer_chars: int | None,
+) -> PaperGymConfig:
+    """The command's configuration; the reward flags are shorthands for reward.* keys."""
+    given = flags(
+        judge=("reward.judge", "--judge", judge),
+        alpha=("reward.alpha", "--alpha", alpha),
+        max_answer_chars=("reward.max_answer_chars", "--max-answer-chars", max_answer_chars),
     )
+    return resolve(config_file, overrides, given)
 
 
 def _json_kind(value: object) -> str:
@@ -136,12 +162,20 @@ def score(
     answers: Annotated[
         Path, typer.Argument(help="JSONL of {instance_id, answer}.", show_default=False)
     ],
+    overrides: OverridesArgument = None,
     out: Annotated[
-        Path, typer.Option("-o", "--out", help="Where to write the scores (JSONL).")
+        Path,
+        typer.Option(
+            "-o",
+            "--out",
+            help="Where to write the scores (JSONL); the resolved configuration goes beside it "
+            "as NAME.config.yaml (scores.config.yaml).",
+        ),
     ] = Path("scores.jsonl"),
-    judge: JudgeOption = "auto",
-    alpha: AlphaOption = 0.7,
-    max_answer_chars: MaxAnswerCharsOption = DEFAULT_MAX_ANSWER_CHARS,
+    config: ConfigOption = None,
+    judge: JudgeOption = None,
+    alpha: AlphaOption = None,
+    max_answer_chars: MaxAnswerCharsOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -154,6 +188,7 @@ def score(
     """
     if out.is_dir():
         raise BadInputError(out, "is a folder; -o takes the path of the scores file")
+    settings = reward_config(config, overrides, judge, alpha, max_answer_chars)
     by_id = _instances(instances)
     given = _answers(answers)
     unknown = [(line, key) for key, (line, _) in given.items() if key not in by_id]
@@ -164,9 +199,12 @@ def score(
             f"instance_id {key!r} is not in {instances}"
             + (f" ({len(unknown) - 1} more unknown)" if len(unknown) > 1 else ""),
         )
-    reward = _reward(judge, alpha, max_answer_chars)
+    reward = make_reward(settings)
     scores = reward.score_many([(by_id[k], a) for k, (_, a) in given.items()])
     write_jsonl(out, scores)
+    # beside the scores, not "config.yaml": -o's folder is often the working directory, where
+    # the user's own config.yaml may be
+    write_text_atomic(out.with_name(out.stem + ".config.yaml"), config_yaml(settings))
     values = [s.value for s in scores if s.value is not None]
     summary = {
         "answers": len(scores),
@@ -178,20 +216,14 @@ def score(
         "written": str(out),
         "unscored_reasons": dict(Counter(s.unscored_reason for s in scores if not s.scored)),
     }
-    if json_output:
-        print(json.dumps(summary, indent=2))
-        return
-    table = Table(title="Scores", title_justify="left", show_header=False)
-    for key, value in summary.items():
-        table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
-    stdout.print(table)
+    print_summary("Scores", summary, json_output)
 
 
 _SERVE_REWARD_EPILOG = """Requests (JSON bodies; add -H "Authorization: Bearer $TOKEN" with --token-env):
 
-POST /get_reward (OpenRLHF --remote_rm_url): {"query": [prompt+response, ...], "prompts": [prompt, ...], "labels": [ground_truth, ...]} → {"rewards": [...], "scores": [...], "extra_logs": {"rubric_specific", "rubric_general", "rubric_unscored"}}; an unscored answer gets $PAPERGYM_REWARD_UNSCORED (default 0.0) and rubric_unscored 1.0.
+POST /get_reward (OpenRLHF --remote_rm_url): {"query": [prompt+response, ...], "prompts": [prompt, ...], "labels": [ground_truth, ...]} → {"rewards": [...], "scores": [...], "extra_logs": {"rubric_specific", "rubric_general", "rubric_unscored"}}; an unscored answer gets reward.unscored (default 0.0) and rubric_unscored 1.0.
 
-POST /score: {"items": [{"ground_truth": ..., "answer": "...", "extra_info": {...} (optional)}]} → {"scores": [{"instance_id", "value" (null when unscored), "specific", "general", "alpha", "verdicts", "unscored_reason", "judge", "answer_truncated"}]}.
+POST /score: {"items": [{"ground_truth": ..., "answer": "...", "extra_info": {...} (optional)}]} → {"scores": [{"instance_id", "value" (null when unscored), "specific", "general", "alpha", "normalisation", "verdicts" (each with its criterion's weight; a pitfall's passed=true means the mistake was made), "unscored_reason", "judge", "answer_truncated"}]}.
 
 A ground_truth (label) is the verl export's reward_model.ground_truth: a JSON string or object {"question", "reference_answer", "rubric"}.
 
@@ -212,73 +244,103 @@ SERVE_REWARD_EPILOG = _SERVE_REWARD_EPILOG
 
 @reports_errors
 def serve_reward(
+    overrides: OverridesArgument = None,
+    config: ConfigOption = None,
     host: Annotated[
-        str, typer.Option("--host", help="Address to listen on (0.0.0.0: every interface).")
-    ] = "127.0.0.1",
+        str | None,
+        typer.Option(
+            "--host",
+            help="Sets serve.host (default 127.0.0.1): the address to listen on (0.0.0.0: every "
+            "interface).",
+            show_default=False,
+        ),
+    ] = None,
     port: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--port",
             min=0,
             max=65535,
-            help="Port to listen on (0: any free port, shown in the start line). Not 8000, "
-            "vLLM's default, which a judge server on the same machine often holds.",
+            help="Sets serve.port (default 8765): the port to listen on (0: any free port, shown "
+            "in the start line). Not 8000, vLLM's default, which a judge server on the same "
+            "machine often holds.",
+            show_default=False,
         ),
-    ] = 8765,
-    judge: JudgeOption = "auto",
-    alpha: AlphaOption = 0.7,
+    ] = None,
+    judge: JudgeOption = None,
+    alpha: AlphaOption = None,
     max_body_mb: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--max-body-mb",
             min=0.001,
-            help="Largest request body, in MiB; a larger one is refused (413) before it is read.",
+            help="Sets serve.max_body_mb (default 32): the largest request body, in MiB; a larger "
+            "one is refused (413) before it is read.",
+            show_default=False,
         ),
-    ] = 32.0,
-    max_answer_chars: Annotated[
-        int,
-        typer.Option(
-            "--max-answer-chars",
-            min=0,
-            help="Longer answers are cut to this many characters before judging, and their "
-            "score says answer_truncated (0: no limit).",
-        ),
-    ] = DEFAULT_MAX_ANSWER_CHARS,
+    ] = None,
+    max_answer_chars: MaxAnswerCharsOption = None,
     token_env: Annotated[
         str | None,
         typer.Option(
             "--token-env",
-            help="Name of an environment variable holding a bearer token that every request "
-            "but GET /health must send (Authorization: Bearer ...). Default: no token.",
+            help="Sets serve.token_env: the name of an environment variable holding a bearer "
+            "token that every request but GET /health must send (Authorization: Bearer ...). "
+            "Default: no token.",
             show_default=False,
         ),
     ] = None,
     docs: Annotated[
-        bool, typer.Option("--docs", help="Serve the API docs at /docs, /redoc, /openapi.json.")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--docs",
+            help="Sets serve.docs: serve the API docs at /docs, /redoc, /openapi.json.",
+            show_default=False,
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Serve the rubric reward over HTTP: POST /get_reward (OpenRLHF), POST /score, GET /health."""
     import os
     import sys
 
+    from papergym.netutil import bind
     from papergym.redact import register_secret
-    from papergym.reward.server import bind, serve
+    from papergym.reward.server import serve
+    from papergym.settings import env
 
-    token = None
-    if token_env is not None:
-        token = os.environ.get(token_env, "").strip()
-        if not token:
-            raise BadInputError(None, f"--token-env {token_env}: that variable is not set or empty")
-        register_secret(token)
-    reward = RubricReward(
-        make_judge(None if judge == "auto" else judge),
-        alpha=alpha,
-        max_answer_chars=max_answer_chars or None,
+    settings = resolve(
+        config,
+        overrides,
+        flags(
+            judge=("reward.judge", "--judge", judge),
+            alpha=("reward.alpha", "--alpha", alpha),
+            chars=("reward.max_answer_chars", "--max-answer-chars", max_answer_chars),
+            host=("serve.host", "--host", host),
+            port=("serve.port", "--port", port),
+            body=("serve.max_body_mb", "--max-body-mb", max_body_mb),
+            token=("serve.token_env", "--token-env", token_env),
+            docs=("serve.docs", "--docs", docs),
+        ),
     )
-    sock = bind(host, port)  # before anything is printed: a taken port is one line, exit 2
+    serving = settings.serve
+    token = None
+    if serving.token_env is not None:
+        token = env.secret(serving.token_env)
+        if not token:
+            raise BadInputError(
+                None, f"--token-env {serving.token_env}: that variable is not set or empty"
+            )
+        register_secret(token)
+    set_shared_config(settings)  # the fallback for unscored answers on /get_reward
+    reward = make_reward(settings)
+    sock = bind(serving.host, serving.port)  # before anything is printed: a taken port is exit 2
     code = serve(
-        reward, sock, max_body_bytes=int(max_body_mb * 1024 * 1024), token=token, docs=docs
+        reward,
+        sock,
+        max_body_bytes=int(serving.max_body_mb * 1024 * 1024),
+        token=token,
+        docs=serving.docs,
     )
     # Served and shut down cleanly: skip the interpreter's teardown, which with torch and the
     # embedding model loaded takes seconds (C-level, no Python frame) and delays a SIGTERM stop.
@@ -292,15 +354,17 @@ def check_reward(
     instances: Annotated[
         Path, typer.Argument(help="instances.jsonl from `papergym build`.", show_default=False)
     ],
-    judge: JudgeOption = "auto",
-    alpha: AlphaOption = 0.7,
+    overrides: OverridesArgument = None,
+    config: ConfigOption = None,
+    judge: JudgeOption = None,
+    alpha: AlphaOption = None,
     margin: Annotated[
         float, typer.Option("--margin", help="How far the reference must beat each gaming probe.")
     ] = 0.2,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Check at most N instances.")
     ] = None,
-    max_answer_chars: MaxAnswerCharsOption = DEFAULT_MAX_ANSWER_CHARS,
+    max_answer_chars: MaxAnswerCharsOption = None,
     strict: Annotated[
         bool,
         typer.Option(
@@ -312,20 +376,23 @@ def check_reward(
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """The reward's self-test: reference vs empty, restated-question, other-paper, padded, criteria-list and judge-injection probes.
+    """The reward's self-test: reference vs empty, restated-question, other-paper, padded, criteria-list and judge-injection probes (and committed-pitfalls for weighted rubrics).
 
-    Flags the instances whose reference answer does not beat every gaming probe by --margin.
-    Exit 0 whatever is flagged, unless --strict.
+    Flags the instances whose reference answer does not beat every gaming probe by --margin,
+    and, for rubrics with pitfalls (negative weights), those where an answer committing the
+    pitfalls does not score strictly below the reference. Exit 0 whatever is flagged, unless
+    --strict.
     """
     import asyncio
     from dataclasses import asdict
 
     from papergym.reward.check import check_reward as run_check
 
+    settings = reward_config(config, overrides, judge, alpha, max_answer_chars)
     loaded = read_jsonl(instances, Instance)[:limit]
     if not loaded:
         raise BadInputError(instances, "no instances")
-    reward = _reward(judge, alpha, max_answer_chars)
+    reward = make_reward(settings)
     progress = Progress(
         TextColumn("check-reward"),
         BarColumn(),

@@ -21,6 +21,12 @@ tracker under the stages :data:`SPECIFIC_STAGE` and :data:`GENERAL_STAGE`.
 
 ``advisory_reference=True`` words the reference as one possible approach rather than the bar
 to match, for tasks with many valid plans.
+
+**Pitfalls.** A specific criterion with a negative weight describes a mistake. It is listed as
+``[PITFALL] …`` and the prompt tells the judge that its verdict 1 means the plan makes the
+mistake; the verdict stays "met or not", and the reward's weights turn a met pitfall into a
+penalty. Weights are not shown to the judge. A chunk without pitfalls gets the same prompt as
+before weights existed.
 """
 
 from __future__ import annotations
@@ -33,11 +39,20 @@ from importlib import resources
 from string import Template
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from papergym.llm.client import LLMClient
-from papergym.llm.structured import exactly_one_per_id, strip_reasoning
+from papergym.llm.structured import strip_reasoning
 from papergym.llm.types import LLMError, Message, Role, SamplingParams
+from papergym.llm.verdicts import (
+    Judgement,
+    NumberedVerdict,
+    failure_reason,
+    in_order,
+    with_room_for,
+    wrong_count_reason,
+)
+from papergym.llm.verdicts import judgement_schema as schema_for
 from papergym.records import Criterion, GeneralCriterion, Instance, Verdict
 
 Kind = Literal["specific", "general"]
@@ -49,10 +64,10 @@ STAGES: dict[Kind, str] = {"specific": SPECIFIC_STAGE, "general": GENERAL_STAGE}
 """The stage names the judge's calls are accounted under in the usage table."""
 
 TOKENS_PER_VERDICT = 160
-"""Room for one verdict (id, a short reason, the 0/1) when sizing ``max_tokens``."""
+"""Room for one verdict (id, a short reason, the 0/1) when sizing ``max_tokens``.
 
-MAX_REASON_CHARS = 400
-"""An unscored verdict's reason keeps this much of the error: enough to see what went wrong."""
+More than the leakage judge's :data:`papergym.audit.judge.TOKENS_PER_VERDICT` on purpose: the
+rubric prompt asks for one or two sentences of reason, the leakage prompt for one."""
 
 REFERENCE_INTRO = (
     "A reference answer, written from the paper the task comes from, is given for context: use "
@@ -66,34 +81,30 @@ ADVISORY_REFERENCE_INTRO = (
     "reference."
 )
 
+PITFALL_TAG = "[PITFALL]"
+"""How a pitfall criterion (negative weight) is marked in the judge's list of criteria."""
+PITFALL_RULES = (
+    f"Criteria marked {PITFALL_TAG} describe a mistake, not a quality. For those, the verdict "
+    "says whether the plan makes the mistake: 1 only when the plan clearly and explicitly makes "
+    "it, otherwise 0 (a plan that avoids or warns against the mistake gets 0). The reason names "
+    "where the plan makes the mistake, or says that it does not."
+)
 
-class JudgeVerdict(BaseModel):
+
+class JudgeVerdict(NumberedVerdict):
     """The judge's answer for one criterion: the reason first, then the 0/1 verdict."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    criterion_id: int = Field(description="The criterion's number, 1-based, as listed.")
     reason: str = Field(description="One or two sentences: what meets the criterion, or not.")
     verdict: Literal[0, 1] = Field(description="1 if the plan clearly meets the criterion.")
 
 
-class RubricJudgement(BaseModel):
+class RubricJudgement(Judgement[JudgeVerdict]):
     """All verdicts for one chunk of criteria."""
 
-    model_config = ConfigDict(extra="forbid")
 
-    verdicts: list[JudgeVerdict]
-
-
-@functools.cache
 def judgement_schema(count: int) -> type[RubricJudgement]:
-    """The schema for a chunk of ``count`` criteria: exactly one verdict per id 1..count.
-
-    Built per count (and cached, so the JSON schema and the cache key stay stable) because the
-    count belongs in the schema: structured decoding then enforces it.
-    """
-
-    return exactly_one_per_id(RubricJudgement, count)
+    """The schema for a chunk of ``count`` criteria: exactly one verdict per id 1..count."""
+    return schema_for(RubricJudgement, count)
 
 
 @functools.cache
@@ -120,9 +131,23 @@ def judge_messages(
     *,
     reference: str | None = None,
     advisory_reference: bool = False,
+    pitfalls: Sequence[bool] = (),
 ) -> list[Message]:
-    """The single user message asking about every criterion of one chunk."""
-    numbered = "\n".join(f"{n}. {' '.join(c.split())}" for n, c in enumerate(criteria, start=1))
+    """The single user message asking about every criterion of one chunk.
+
+    ``pitfalls[i]`` marks criterion ``i`` as a pitfall (a negative weight): it is listed with
+    :data:`PITFALL_TAG` and the prompt says that its verdict 1 means the plan makes the
+    mistake. Without pitfalls the message is exactly what it was before weights existed, so
+    cached judgements of unweighted rubrics stay valid. Weights themselves are never shown:
+    each verdict is a strict yes/no on its criterion alone.
+    """
+    if pitfalls and len(pitfalls) != len(criteria):
+        raise ValueError(f"{len(pitfalls)} pitfall flags for {len(criteria)} criteria")
+    flags = list(pitfalls) or [False] * len(criteria)
+    numbered = "\n".join(
+        f"{n}. {PITFALL_TAG + ' ' if pitfall else ''}{' '.join(c.split())}"
+        for n, (c, pitfall) in enumerate(zip(criteria, flags, strict=True), start=1)
+    )
     if reference is not None and reference.strip():
         intro = ADVISORY_REFERENCE_INTRO if advisory_reference else REFERENCE_INTRO
         label = (
@@ -140,6 +165,7 @@ def judge_messages(
         reference_block=block,
         criteria=numbered,
         answer=answer,
+        pitfall_rules=PITFALL_RULES if any(flags) else "",
     )
     while "\n\n\n" in content:
         content = content.replace("\n\n\n", "\n\n")
@@ -155,26 +181,18 @@ def verdicts_from(
     judgement: RubricJudgement, ids: Sequence[str], kind: Kind
 ) -> list[Verdict] | None:
     """Verdicts in criterion order, or ``None`` unless there is exactly one per id 1..n."""
-    count = len(ids)
-    by_number = {v.criterion_id: v for v in judgement.verdicts}
-    if len(judgement.verdicts) != count or sorted(by_number) != list(range(1, count + 1)):
+    ordered = in_order(judgement.verdicts, len(ids))
+    if ordered is None:
         return None
     return [
         Verdict(
             criterion_id=ident,
-            passed=by_number[n].verdict == 1,
-            reason=" ".join(by_number[n].reason.split()),
+            passed=verdict.verdict == 1,
+            reason=" ".join(verdict.reason.split()),
             kind=kind,
         )
-        for n, ident in enumerate(ids, start=1)
+        for ident, verdict in zip(ids, ordered, strict=True)
     ]
-
-
-def _error_reason(error: LLMError) -> str:
-    detail = " ".join(str(error).split())
-    if len(detail) > MAX_REASON_CHARS:
-        detail = detail[: MAX_REASON_CHARS - 1] + "…"
-    return f"judge failed: {type(error).__name__}: {detail}"
 
 
 class RubricJudge:
@@ -233,11 +251,8 @@ class RubricJudge:
         return {"all": 0, "one": 1, "k": self.k}[self.mode]
 
     def _params(self, count: int) -> SamplingParams:
-        params = self.llm.config.for_role(self.role).params
-        needed = TOKENS_PER_VERDICT * count + 256
-        return params.model_copy(
-            update={"temperature": 0.0, "max_tokens": max(params.max_tokens, needed)}
-        )
+        params = self.llm.config.for_role(self.role).params.model_copy(update={"temperature": 0.0})
+        return with_room_for(params, count, TOKENS_PER_VERDICT)
 
     async def _judge_chunk(
         self,
@@ -255,6 +270,7 @@ class RubricJudge:
             answer,
             reference=instance.reference_answer if with_reference else None,
             advisory_reference=self.advisory_reference,
+            pitfalls=[isinstance(c, Criterion) and c.pitfall for c in criteria],
         )
         try:
             result = await self.llm.call(
@@ -265,10 +281,10 @@ class RubricJudge:
                 stage=STAGES[kind],
             )
         except LLMError as error:
-            return unscored(ids, kind, _error_reason(error))
+            return unscored(ids, kind, failure_reason(error))
         verdicts = verdicts_from(result.parsed, ids, kind) if result.parsed is not None else None
         if verdicts is None:
-            return unscored(ids, kind, f"judge did not return {len(ids)} verdicts")
+            return unscored(ids, kind, wrong_count_reason(len(ids)))
         return verdicts
 
     async def _judge_pass(

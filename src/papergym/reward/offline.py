@@ -17,6 +17,21 @@ Specific criteria
     its framing ("The plan specifies that X" → "X"). The answer's ``<think>…</think>`` is removed
     first.
 
+Pitfalls (criteria with a negative weight)
+    A pitfall describes a mistake ("The plan reports results it has not measured"), and its
+    verdict says whether the answer *makes* it. Similarity alone cannot tell "we do X" from
+    "we never do X": both sentences share X's words and sit close in MiniLM's space, so a plan
+    that explicitly avoids a mistake would be penalised for it. The offline judge therefore
+    marks a pitfall met only when some passage clears the same threshold **and** agrees with
+    the criterion on negation (:func:`negated`: an odd count of "not", "no", "never",
+    "without", "avoid…", "n't", … in a sentence; a two-sentence passage agrees with an
+    affirmative criterion only when neither sentence is negated). This is a crude heuristic:
+    it misses negation it has no word for ("skips the baseline"), double negation and scope
+    ("not only X but Y" reads as negated), and it still flags a plan that merely *discusses*
+    the mistake in the criterion's polarity. Its pitfall threshold is the one calibrated on
+    desired criteria; no pitfall data was calibrated on. Treat its pitfall verdicts as a weak
+    signal; use the LLM judge for weighted rubrics. Desired criteria are judged as before.
+
 General criteria
     Not graded: the general pass is empty (no verdicts), and the scoring rules then make the
     reward the specific mean alone (``Score.alpha`` records 1.0). Unscored verdicts would instead
@@ -24,13 +39,15 @@ General criteria
     "because") are trivially gamed by a policy under RL, so we prefer an honest gap: the reward
     then uses the specific mean alone.
 
-Calibration (how :data:`THRESHOLD` and :data:`LEXICAL_WEIGHT` were chosen)
-    On our own data, with :func:`calibrate`::
+Calibration (how the threshold and the lexical weight are chosen)
+    The weight and threshold are data, not code: a JSON file (:class:`OfflineCalibration`) with
+    the figures behind them and their provenance. The judge loads the one shipped in the
+    package, ``papergym/reward/calibration/offline-judge.json``, unless it is given another
+    (``OfflineJudge(calibration=path)``, config key ``reward.calibration``). A file is made by
+    :func:`calibrate` through ``papergym calibrate-reward``::
 
-        papergym build /work/shared/papers -o /tmp/cal --builder extractive   # offline, ~20 s
-        python -c "from papergym.jsonl import read_jsonl; from papergym.records import Instance;
-                   from papergym.reward.offline import calibrate;
-                   print(calibrate(read_jsonl('/tmp/cal/instances.jsonl', Instance)))"
+        papergym build PAPERS -o BUILD --builder extractive
+        papergym calibrate-reward BUILD/instances.jsonl -o offline-judge.json
 
     For every instance, each specific criterion is paired with its own instance's reference
     answer (positive) and with every other paper's reference answer (negatives). For each
@@ -40,49 +57,39 @@ Calibration (how :data:`THRESHOLD` and :data:`LEXICAL_WEIGHT` were chosen)
     range of thresholds ties for the best balanced accuracy, its midpoint is taken, which leaves
     the most room for paraphrase.
 
-    Result on the 12-paper extractive build (12 instances, 120 criteria; 120 positives, 1320
-    negatives): balanced accuracy 1.000 and AUC 1.000 at every weight from 0 to 0.9, so the
-    margin decided: lexical weight 0.3 (margin 0.218: lowest positive 0.715, highest negative
-    0.497), threshold 0.606 (see :data:`CALIBRATION`). Pure cosine (w = 0) separates too, but
-    with a margin of only 0.10. Caveat: extractive criteria are near-copies of reference
-    sentences, so the positives are easy and these figures are optimistic; a paraphrasing
-    policy will score lower than a copying one, which is one reason this judge is only a
-    baseline.
+    The shipped file was fitted on the extractive build of the project's 12 example papers
+    (12 instances, 120 criteria; 120 positives, 1320 negatives): balanced accuracy and AUC 1.000
+    at every weight from 0 to 0.9, so the margin decided: lexical weight 0.3 (margin 0.218),
+    threshold 0.606. Pure cosine (w = 0) separates too, but with a margin of only 0.10. Caveat:
+    extractive criteria are near-copies of reference sentences, so the positives are easy and
+    these figures are optimistic; a paraphrasing policy will score lower than a copying one,
+    which is one reason this judge is only a baseline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 import itertools
+import json
 import re
 from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from papergym.embed import cosine_matrix, embed
+from papergym.errors import BadInputError
 from papergym.llm.structured import strip_reasoning
 from papergym.records import Instance, Verdict
 from papergym.text import content_words, split_sentences
 
-THRESHOLD = 0.606
-"""Calibrated decision threshold on the combined score (see the module docstring)."""
-
-LEXICAL_WEIGHT = 0.3
-"""Calibrated weight of content-word coverage in the combined score (cosine gets the rest)."""
-
-CALIBRATION = {
-    "data": "papergym build /work/shared/papers --builder extractive (12 instances)",
-    "positives": 120,
-    "negatives": 1320,
-    "threshold": THRESHOLD,
-    "lexical_weight": LEXICAL_WEIGHT,
-    "balanced_accuracy": 1.0,
-    "auc": 1.0,
-    "margin": 0.2175,
-}
-"""The figures behind :data:`THRESHOLD`, as :func:`calibrate` reported them."""
+BUNDLED_CALIBRATION = "calibration/offline-judge.json"
+"""The calibration shipped in the package (relative to ``papergym.reward``): used by default."""
 
 
 PLAN_FRAMING = frozenset(
@@ -114,6 +121,12 @@ PLAN_FRAMING = frozenset(
 )
 """Words the builder's criterion templates add ("The plan specifies that …"): not evidence."""
 
+NEGATION_CUES = frozenset(
+    {"not", "no", "never", "without", "neither", "nor", "cannot", "avoid", "avoids", "avoided"}
+    | {"avoiding", "refrain", "refrains", "omit", "omits", "omitting"}
+)
+"""Words that flip what a sentence asserts, for :func:`negated` (pitfall verdicts only)."""
+
 _FRAME = re.compile(
     r"^\s*the\s+plan(?:'s\s+|\s+(?:specifies|states|describes|ensures)\s+that\s+|\s+)",
     re.IGNORECASE,
@@ -124,6 +137,27 @@ def criterion_core(text: str) -> str:
     """The criterion without its "The plan (specifies that) …" framing."""
     core = _FRAME.sub("", text, count=1).strip()
     return core[:1].upper() + core[1:] if core else text.strip()
+
+
+def negated(text: str) -> bool:
+    """Whether ``text`` carries an odd number of negation cues ("not", "never", "n't", ...).
+
+    >>> negated("The plan compares against a baseline."), negated("We never use a baseline.")
+    (False, True)
+    >>> negated("We don't skip nothing.")  # two cues cancel: crude, see the module docstring
+    False
+    """
+    words: list[str] = re.findall(r"[a-z]+(?:n't)?", text.lower())
+    cues = sum(1 for w in words if w in NEGATION_CUES or w.endswith("n't"))
+    return cues % 2 == 1
+
+
+def _agrees(passage: str, wanted: bool) -> bool:
+    """Whether ``passage`` asserts in the polarity ``wanted`` (True: negated), per sentence: an
+    affirmative criterion needs no negated sentence in it, a negated one at least one. Per
+    sentence, because a pair of two negated sentences would otherwise cancel out."""
+    parities = [negated(sentence) for sentence in split_sentences(passage) or [passage]]
+    return any(parities) if wanted else not any(parities)
 
 
 def _fold(word: str) -> str:
@@ -192,13 +226,27 @@ def _clip(text: str, limit: int = 160) -> str:
 
 
 class OfflineJudge:
-    """Embedding + lexical-coverage judge for specific criteria; general ones left unscored."""
+    """Embedding + lexical-coverage judge for specific criteria; general ones left unscored.
+
+    The threshold and lexical weight come from ``calibration`` (a file, or a loaded
+    :class:`OfflineCalibration`; default: the one shipped in the package); ``threshold`` and
+    ``lexical_weight``, when given, override it.
+    """
 
     def __init__(
-        self, threshold: float = THRESHOLD, lexical_weight: float = LEXICAL_WEIGHT
+        self,
+        threshold: float | None = None,
+        lexical_weight: float | None = None,
+        *,
+        calibration: OfflineCalibration | str | Path | None = None,
     ) -> None:
+        if not isinstance(calibration, OfflineCalibration):
+            calibration = load_calibration(calibration)
+        threshold = calibration.threshold if threshold is None else threshold
+        lexical_weight = calibration.lexical_weight if lexical_weight is None else lexical_weight
         if not 0.0 <= lexical_weight <= 1.0:
             raise ValueError(f"lexical_weight must be in [0, 1], not {lexical_weight}")
+        self.calibration = calibration
         self.threshold = threshold
         self.lexical_weight = lexical_weight
 
@@ -222,7 +270,10 @@ class OfflineJudge:
         return [float(s) for s in best]
 
     def judge_sync(self, instance: Instance, answer: str) -> tuple[list[Verdict], list[Verdict]]:
-        """(specific, general) verdicts for ``answer``; no general pass (see the module doc)."""
+        """(specific, general) verdicts for ``answer``; no general pass (see the module doc).
+
+        A pitfall's verdict is True when the answer states the mistake (see the module doc).
+        """
         general: list[Verdict] = []  # not graded: the score is then the specific mean alone
         criteria = instance.rubric.specific
         if not criteria:
@@ -233,8 +284,8 @@ class OfflineJudge:
                 Verdict(criterion_id=c.id, passed=False, reason="the answer is empty")
                 for c in criteria
             ], general
-        encoded = _Encoded([criterion_core(c.text) for c in criteria])
-        cosine, coverage = _parts(encoded, _Encoded(found))
+        cores = [criterion_core(c.text) for c in criteria]
+        cosine, coverage = _parts(_Encoded(cores), _Encoded(found))
         best, where = _best(cosine, coverage, self.lexical_weight)
         specific: list[Verdict] = []
         for i, criterion in enumerate(criteria):
@@ -245,8 +296,34 @@ class OfflineJudge:
                 f"(cosine {cosine[i, j]:.2f}, word coverage {coverage[i, j]:.2f}) "
                 f"{'≥' if met else '<'} threshold {self.threshold:g}"
             )
+            if criterion.pitfall and met:
+                met, reason = self._pitfall(cores[i], found, cosine[i], coverage[i], reason)
             specific.append(Verdict(criterion_id=criterion.id, passed=met, reason=reason))
         return specific, general
+
+    def _pitfall(
+        self,
+        core: str,
+        found: Sequence[str],
+        cosine: npt.NDArray[np.float32],
+        coverage: npt.NDArray[np.float32],
+        reason: str,
+    ) -> tuple[bool, str]:
+        """(met, reason) for a pitfall that some passage matches: the mistake counts as made
+        only if a matching passage agrees with the criterion on negation."""
+        combined = (1.0 - self.lexical_weight) * cosine.astype(np.float64) + (
+            self.lexical_weight * coverage
+        )
+        wanted = negated(core)
+        for j in np.argsort(-combined):
+            if combined[j] < self.threshold:
+                break
+            if _agrees(found[j], wanted):
+                return True, f"{reason}; pitfall: {_clip(found[j])!r} states the mistake"
+        return False, (
+            f"{reason}; pitfall not counted: every matching passage has the opposite negation "
+            "(read as avoiding the mistake)"
+        )
 
     async def judge(self, instance: Instance, answer: str) -> tuple[list[Verdict], list[Verdict]]:
         """:meth:`judge_sync` on a worker thread: the same interface as the LLM judge."""
@@ -402,3 +479,68 @@ def calibrate(
         instances=len(instances),
         by_weight=rows,
     )
+
+
+# --- calibration as data ------------------------------------------------------------------------
+
+
+class CalibrationProvenance(BaseModel):
+    """Where a calibration came from: enough to judge it and to make it again."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command: str
+    """The command that produced the figures."""
+    data: str
+    """What it was fitted on, in words (no machine paths: the file ships to other machines)."""
+    date: datetime.date
+    papergym_version: str
+    note: str = ""
+
+
+class OfflineCalibration(CalibrationReport):
+    """A calibration file: the weight and threshold the judge uses, the figures
+    :func:`calibrate` reported for them, and their provenance."""
+
+    format: Literal["papergym.offline-judge-calibration/1"] = "papergym.offline-judge-calibration/1"
+    threshold: float = Field(allow_inf_nan=False)
+    lexical_weight: float = Field(ge=0.0, le=1.0)
+    provenance: CalibrationProvenance
+
+
+def load_calibration(path: str | Path | None = None) -> OfflineCalibration:
+    """The calibration in ``path`` (default: the one shipped in the package).
+
+    A missing or unreadable file, bad JSON or a file that is not a calibration is one line
+    naming the file (:class:`~papergym.errors.BadInputError`).
+    """
+    if path is None:
+        resource = resources.files("papergym.reward").joinpath(BUNDLED_CALIBRATION)
+        return OfflineCalibration.model_validate_json(resource.read_text("utf-8"))
+    path = Path(path)
+    if path.is_dir():
+        raise BadInputError(path, "is a folder, not a calibration file")
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise BadInputError(path, "no such calibration file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise BadInputError(path, f"cannot read it: {error}") from None
+    except json.JSONDecodeError as error:
+        raise BadInputError(path, f"not JSON: {error.msg} (line {error.lineno})") from None
+    try:
+        return OfflineCalibration.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the file"
+        raise BadInputError(
+            path, f"not an offline-judge calibration: {where}: {first['msg']}"
+        ) from None
+
+
+def calibration_file(report: CalibrationReport, provenance: CalibrationProvenance) -> str:
+    """The text of a calibration file for ``report`` (what ``papergym calibrate-reward`` writes)."""
+    record = OfflineCalibration(**report.model_dump(), provenance=provenance)
+    fields = record.model_dump(mode="json")
+    # the format first, so that a reader of the file sees what it is before the numbers
+    return json.dumps({"format": fields.pop("format"), **fields}, indent=2) + "\n"

@@ -2,13 +2,13 @@
 
 OpenRLHF hands over the full texts (prompt + response), the prompts, and the dataset's label
 column; export the verl ground truth (``reward_model.ground_truth``, a JSON string with question,
-reference and rubric) as that label. Unscored answers get ``PAPERGYM_REWARD_UNSCORED`` (default
-0.0) as their reward and are counted in ``extra_logs``.
+reference and rubric) as that label. Unscored answers get ``reward.unscored`` (default 0.0) as
+their reward and are counted in ``extra_logs``. The settings come from the config file
+``$PAPERGYM_CONFIG`` names (see :mod:`papergym.reward.runtime`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,7 +35,7 @@ async def score_batch(
 
 def rewards_payload(scores: Sequence[Score]) -> dict[str, Any]:
     """OpenRLHF's reward dict: rewards (fallback when unscored), scores, extra logs."""
-    fallback = float(os.environ.get("PAPERGYM_REWARD_UNSCORED", "0.0"))
+    fallback = runtime.unscored_fallback()
     rewards = [s.value if s.value is not None else fallback for s in scores]
     return {
         "rewards": rewards,

@@ -6,14 +6,22 @@ judges the same answer twice (concurrent duplicates share one judgement), and bo
 answers are judged at once.
 
 **What a cached score is keyed by.** Only the content that decides the score: the question,
-the reference answer, the rubric (every criterion's id, text, dimension and any other field —
-weights or polarity included if a rubric carries them — and the general criteria), the answer
-as judged, the judge's identity (:func:`judge_identity`) and α. The instance *id* is not part of
+the reference answer, the rubric (every criterion's id, text, dimension, weight and any other
+field, and the general criteria), the answer as judged, the judge's identity
+(:func:`judge_identity`), α and the normalisation. The instance *id* is not part of
 the key: ids are invented when absent (a verl ``ground_truth`` without one was always
 ``"verl"``) and chosen by clients (``extra_info.instance_id``), so an id-keyed cache served one
 paper's score under another paper's rubric. Two instances with the same content share a judgement; each caller
 still gets its own ``instance_id`` back. Other instance fields (title, paper id, source path,
 warnings) are not read by any judge and are left out.
+
+**Weights.** The specific part of every score is
+:func:`~papergym.reward.scoring.weighted_score` over the rubric's signed weights (a pitfall's
+"met" subtracts), normalised as ``normalisation`` says — ``positive``: by the sum of positive
+weights (HealthBench); ``absolute``: by the sum of ``|w|`` (RaR) — and clipped to ``[0, 1]``
+per answer. For a rubric whose weights are all 1 (every rubric the paper recipes build) both
+give exactly the pass rate. The weights come from the rubric, never from the judge: the reward
+copies each criterion's weight onto its verdict before scoring.
 
 **Memory.** The cache is an LRU of at most ``cache_size`` scores (default
 :data:`DEFAULT_CACHE_SIZE`); ``0`` turns it off (concurrent duplicates are still judged once).
@@ -35,8 +43,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from papergym.llm.structured import strip_reasoning
-from papergym.records import Instance, Score, Verdict
-from papergym.reward.scoring import rubric_score
+from papergym.records import Instance, Normalisation, Score, Verdict
+from papergym.reward.scoring import check_normalisation, rubric_score
 
 DEFAULT_CACHE_SIZE = 4096
 """Scores kept in memory. A score with its verdicts' reasons is a few KB (about 7 KB with an
@@ -73,7 +81,13 @@ def judge_identity(judge: Judge) -> str:
     return identity if isinstance(identity, str) else judge.name
 
 
-def score_key(instance: Instance, answer: str, judge: str, alpha: float) -> str:
+def score_key(
+    instance: Instance,
+    answer: str,
+    judge: str,
+    alpha: float,
+    normalisation: Normalisation = "positive",
+) -> str:
     """The cache key of one judgement: a digest of everything that decides its score."""
     content = {
         "question": instance.question,
@@ -82,6 +96,7 @@ def score_key(instance: Instance, answer: str, judge: str, alpha: float) -> str:
         "answer": answer,
         "judge": judge,
         "alpha": alpha,
+        "normalisation": normalisation,
     }
     text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -101,12 +116,30 @@ def limit_answer(answer: str, max_chars: int | None) -> tuple[str, bool]:
     return plan[:max_chars], True
 
 
+def with_weights(verdicts: Sequence[Verdict], instance: Instance) -> list[Verdict]:
+    """The specific verdicts with their criteria's weights from the rubric (judges leave 1)."""
+    weights = {c.id: c.weight for c in instance.rubric.specific}
+    return [
+        v
+        if weights.get(v.criterion_id, v.weight) == v.weight
+        else v.model_copy(update={"weight": weights[v.criterion_id]})
+        for v in verdicts
+    ]
+
+
 @dataclass
 class RubricReward:
-    """Scores answers against an instance's rubric: ``α·specific + (1−α)·general``."""
+    """Scores answers against an instance's rubric: ``α·specific + (1−α)·general``.
+
+    ``specific`` is the weighted score of the specific criteria under ``normalisation``
+    (``positive``: divided by the sum of positive weights, as HealthBench; ``absolute``: by the
+    sum of ``|w|``, as RaR), clipped to ``[0, 1]`` per answer; equal to their pass rate when
+    every weight is 1.
+    """
 
     judge: Judge
     alpha: float = 0.7
+    normalisation: Normalisation = "positive"
     max_concurrency: int = 32
     cache_size: int = DEFAULT_CACHE_SIZE
     max_answer_chars: int | None = DEFAULT_MAX_ANSWER_CHARS
@@ -115,6 +148,7 @@ class RubricReward:
     _semaphore: asyncio.Semaphore | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        check_normalisation(self.normalisation)
         if self.cache_size < 0:
             raise ValueError(f"cache_size must be 0 or more, not {self.cache_size}")
         if self.max_answer_chars is not None and self.max_answer_chars < 1:
@@ -123,7 +157,9 @@ class RubricReward:
     async def ascore(self, instance: Instance, answer: str) -> Score:
         """The score of one answer; a repeated answer is served from memory."""
         judged, truncated = limit_answer(answer, self.max_answer_chars)
-        key = score_key(instance, judged, judge_identity(self.judge), self.alpha)
+        key = score_key(
+            instance, judged, judge_identity(self.judge), self.alpha, self.normalisation
+        )
         if key in self._scores:
             self._scores.move_to_end(key)
             return _for_caller(self._scores[key], instance, truncated)
@@ -139,7 +175,12 @@ class RubricReward:
             async with self._bound():
                 specific, general = await self.judge.judge(instance, judged)
             score = rubric_score(
-                instance.id, specific, general, alpha=self.alpha, judge=self.judge.name
+                instance.id,
+                with_weights(specific, instance),
+                general,
+                alpha=self.alpha,
+                judge=self.judge.name,
+                normalisation=self.normalisation,
             )
             self._remember(key, score)
             future.set_result(score)

@@ -2,39 +2,34 @@
 
 Trainers call reward functions from their own threads and loops; LLM clients, though, belong to
 one event loop. So the adapters hand every judgement to one background loop per process, from
-sync code (``run``) and from async code (``arun``) alike, and the reward is configured once, from
-the environment:
-
-- ``PAPERGYM_REWARD_JUDGE``: ``offline`` (default when no LLM is configured) or ``llm``;
-- ``PAPERGYM_REWARD_ALPHA``: the specific/general mix (default 0.7);
-- ``PAPERGYM_REWARD_MAX_ANSWER_CHARS``: longer answers are cut to this many characters before
-  they are judged, and flagged (default 16000; ``0`` or ``none``: no limit);
-- ``PAPERGYM_REWARD_CACHE_SIZE``: scores kept in memory, least recently used dropped first
-  (default 4096; ``0``: no cache);
-- the LLM layer's variables (``PAPERGYM_LLM_CONFIG``, ``PAPERGYM_BASE_URL``, ...) for the judge.
+sync code (``run``) and from async code (``arun``) alike, and the reward is configured once per
+process, from its :class:`~papergym.settings.PaperGymConfig` (the ``reward`` and ``llm``
+sections). A ``papergym`` command sets it (:func:`set_shared_config`); a process another framework
+started (verl's workers, OpenRLHF, a TRL script) reads the file ``$PAPERGYM_CONFIG`` names, over
+the documented ``PAPERGYM_REWARD_*``/``PAPERGYM_*`` fallbacks (:mod:`papergym.settings.env`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from papergym.reward.reward import (
-    DEFAULT_CACHE_SIZE,
-    DEFAULT_MAX_ANSWER_CHARS,
-    Judge,
-    RubricReward,
-)
+from papergym.reward.reward import Judge, RubricReward
+
+if TYPE_CHECKING:
+    from papergym.llm.config import LLMConfig
+    from papergym.settings.models import PaperGymConfig
 
 T = TypeVar("T")
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 _reward: RubricReward | None = None
+_config_lock = threading.Lock()
+_config: PaperGymConfig | None = None
 
 
 def _background_loop() -> asyncio.AbstractEventLoop:
@@ -60,63 +55,96 @@ async def arun(coroutine: Coroutine[Any, Any, T]) -> T:
     )
 
 
-def make_judge(kind: str | None = None) -> Judge:
-    """The judge the environment asks for."""
+def process_config() -> PaperGymConfig:
+    """This process's configuration: the one set by :func:`set_shared_config`, else the file
+    ``$PAPERGYM_CONFIG`` names (with the ``PAPERGYM_*`` fallbacks beneath it), loaded once."""
+    global _config
+    with _config_lock:
+        if _config is None:
+            from papergym.settings import env, load_config
+
+            _config = load_config(env.config_file())
+        return _config
+
+
+def set_shared_config(config: PaperGymConfig | None) -> None:
+    """Make ``config`` this process's configuration (a command's, or None to reload); the
+    shared reward is rebuilt from it on next use."""
+    global _config, _reward
+    with _config_lock:
+        _config = config
+    with _lock:
+        _reward = None
+
+
+def judge_llm_config(config: PaperGymConfig) -> LLMConfig:
+    """The LLM configuration the judge uses: ``reward.llm_config``'s file, else ``llm``."""
+    if config.reward.llm_config is None:
+        return config.llm
     from papergym.llm.config import load_llm_config
 
-    config = load_llm_config()
-    kind = (
-        kind
-        or os.environ.get("PAPERGYM_REWARD_JUDGE")
-        or ("llm" if config.configured else "offline")
-    )
+    return load_llm_config(config.reward.llm_config, env={})
+
+
+def make_judge(config: PaperGymConfig | None = None) -> Judge:
+    """The judge ``config.reward`` names (default: :func:`process_config`'s)."""
+    config = config or process_config()
+    settings = config.reward
+    llm = judge_llm_config(config)
+    kind = settings.judge
+    if kind == "auto":
+        kind = "llm" if llm.configured else "offline"
     if kind == "offline":
         from papergym.reward.offline import OfflineJudge
 
-        return OfflineJudge()
-    if kind == "llm":
-        from papergym.llm.client import LLMClient
-        from papergym.reward.judge import RubricJudge
+        return OfflineJudge(calibration=settings.calibration)
+    from papergym.llm.client import LLMClient
+    from papergym.reward.judge import RubricJudge
 
-        return RubricJudge(LLMClient.from_config(config))
-    raise ValueError(f"PAPERGYM_REWARD_JUDGE must be 'offline' or 'llm', not {kind!r}")
+    per_call = settings.criteria_per_call
+    return RubricJudge(
+        LLMClient.from_config(llm),
+        mode="all" if per_call == "all" else "one" if per_call == 1 else "k",
+        k=per_call if isinstance(per_call, int) else 5,
+        advisory_reference=settings.advisory_reference,
+        general_reference=settings.general_reference,
+    )
+
+
+def make_reward(config: PaperGymConfig | None = None, judge: Judge | None = None) -> RubricReward:
+    """The rubric reward ``config.reward`` describes (default: :func:`process_config`'s)."""
+    config = config or process_config()
+    settings = config.reward
+    return RubricReward(
+        judge or make_judge(config),
+        alpha=settings.alpha,
+        cache_size=settings.cache_size,
+        max_answer_chars=settings.max_answer_chars or None,
+        normalisation=settings.normalisation,
+    )
+
+
+def unscored_fallback() -> float:
+    """The reward verl and OpenRLHF get for an unscored answer (``reward.unscored``)."""
+    return process_config().reward.unscored
 
 
 def shared_reward() -> RubricReward:
-    """The process's reward, built on first use from the environment."""
+    """The process's reward, built on first use from :func:`process_config`."""
     global _reward
+    config = process_config()
     with _lock:
         if _reward is None:
-            alpha = float(os.environ.get("PAPERGYM_REWARD_ALPHA", "0.7"))
-            _reward = RubricReward(
-                make_judge(),
-                alpha=alpha,
-                cache_size=_int_env("PAPERGYM_REWARD_CACHE_SIZE", DEFAULT_CACHE_SIZE) or 0,
-                max_answer_chars=_int_env(
-                    "PAPERGYM_REWARD_MAX_ANSWER_CHARS", DEFAULT_MAX_ANSWER_CHARS
-                ),
-            )
+            _reward = make_reward(config)
         return _reward
 
 
-def _int_env(name: str, default: int) -> int | None:
-    """A non-negative integer variable; unset means ``default``, ``0``/``none`` means None."""
-    text = os.environ.get(name, "").strip().lower()
-    if not text:
-        return default
-    if text == "none":
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"{name} must be a whole number, not {text!r}") from None
-    if value < 0:
-        raise ValueError(f"{name} must be 0 or more, not {value}")
-    return value or None
-
-
 def set_shared_reward(reward: RubricReward | None) -> None:
-    """Use ``reward`` in every adapter of this process (tests, or a custom judge)."""
-    global _reward
+    """Use ``reward`` in every adapter of this process (tests, or a custom judge); None forgets
+    the reward and the configuration, so both are read again on next use."""
+    global _reward, _config
+    if reward is None:
+        with _config_lock:
+            _config = None
     with _lock:
         _reward = reward

@@ -8,6 +8,20 @@ Two families:
   properties and negative weights for pitfalls, normalised by the sum of positive weights
   (HealthBench) or by the sum of ``|w|`` (RaR), optionally clipped.
 
+The reward uses both: the specific pass is scored by :func:`weighted_score` (every criterion's
+weight from the rubric, 1 unless the rubric says otherwise, where it equals the pass rate
+exactly), the general pass by its pass rate, and the two are α-mixed (:func:`rubric_score`).
+
+**Clipping.** Each answer's specific score is clipped to ``[0, 1]``, so a pitfall can pull an
+answer down to 0 but not below, and the α-mixed reward stays in ``[0, 1]`` as trainers expect.
+*Aggregate* clipping is HealthBench's other rule: it leaves each example's score unclipped and
+clips the *mean over examples* to ``[0, 1]``. Here the per-answer clip comes first, so a mean
+over answers (``papergym score``'s ``mean``, a trainer's reward mean) is already in ``[0, 1]``
+and an aggregate clip would change nothing; it is not applied anywhere. The consequence: on a
+dataset where pitfalls push some answers below 0, our mean is at least HealthBench's (a mean of
+clipped values, not a clipped mean); ``weighted_score(..., clip=None)`` gives the unclipped
+per-answer values for a HealthBench-exact aggregate.
+
 Unscored always propagates: a judgement that could not be scored (``None``) makes the result
 ``None``, never a silent 0 or a silent fail.
 """
@@ -20,24 +34,27 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from papergym.records import Record, Score, Verdict
+from papergym.records import Normalisation, Polarity, Record, Score, Verdict
 
 __all__ = [
     "DEFAULT_ALPHA",
-    "Normalization",
+    "Normalisation",
     "Polarity",
     "WeightedCriterion",
     "alpha_mix",
+    "check_normalisation",
     "pass_rate",
     "rubric_score",
+    "specific_score",
     "weighted_score",
 ]
 
 DEFAULT_ALPHA = 0.7
 """The paper's weight on the specific pass."""
 
-Polarity = Literal["desired", "pitfall"]
-Normalization = Literal["positive", "absolute"]
+NORMALISATIONS: tuple[Normalisation, ...] = ("positive", "absolute")
+SCORE_CLIP = (0.0, 1.0)
+"""Every answer's specific score is clipped to this range (see the module docstring)."""
 
 
 def _check_alpha(alpha: float) -> None:
@@ -120,6 +137,51 @@ def _check_pass(name: Literal["specific", "general"], verdicts: Sequence[Verdict
         seen.add(v.criterion_id)
 
 
+def check_normalisation(normalisation: str) -> None:
+    """Refuse a normalisation other than ``positive`` or ``absolute``."""
+    if normalisation not in NORMALISATIONS:
+        raise ValueError(f"normalisation must be 'positive' or 'absolute', got {normalisation!r}")
+
+
+def specific_score(
+    verdicts: Sequence[Verdict], normalisation: Normalisation = "positive"
+) -> float | None:
+    """The specific pass's score: :func:`weighted_score` over the verdicts' weights, clipped.
+
+    With every weight 1 this is exactly :func:`pass_rate` (both are ``met / n`` in floating
+    point), whichever the normalisation. ``None`` when the pass is empty, any verdict is
+    unscored, or nothing is left to divide by (only pitfalls, under ``positive``).
+
+    >>> v = lambda cid, ok, w=1.0: Verdict(criterion_id=cid, passed=ok, weight=w)
+    >>> specific_score([v("a", True), v("b", False), v("c", True), v("d", True)])
+    0.75
+    >>> specific_score([v("a", True, 3), v("b", True, 1), v("h", True, -2)])  # (3 + 1 - 2) / 4
+    0.5
+    >>> specific_score([v("a", True, 3), v("b", True, 1), v("h", True, -2)], "absolute")  # / 6
+    0.3333333333333333
+    """
+    criteria = [
+        WeightedCriterion(id=v.criterion_id, weight=v.weight, polarity=polarity_of(v.weight))
+        for v in verdicts
+    ]
+    met = {v.criterion_id: v.passed for v in verdicts}
+    return weighted_score(criteria, met, normalisation=normalisation, clip=SCORE_CLIP)
+
+
+def polarity_of(weight: float) -> Polarity:
+    """A signed weight's polarity: ``pitfall`` below 0, ``desired`` above (0 is refused)."""
+    return "pitfall" if weight < 0 else "desired"
+
+
+def _nothing_to_divide_by(verdicts: Sequence[Verdict], normalisation: Normalisation) -> str | None:
+    if normalisation == "positive" and verdicts and all(v.weight < 0 for v in verdicts):
+        return (
+            "specific pass unscored: only pitfalls, so no positive weight to normalise by "
+            "(use normalisation 'absolute')"
+        )
+    return None
+
+
 def rubric_score(
     instance_id: str,
     specific: Sequence[Verdict],
@@ -127,21 +189,27 @@ def rubric_score(
     *,
     alpha: float = DEFAULT_ALPHA,
     judge: str = "",
+    normalisation: Normalisation = "positive",
 ) -> Score:
     """The :class:`~papergym.records.Score` of one answer from its two passes of verdicts.
 
-    ``value = α·pass_rate(specific) + (1−α)·pass_rate(general)``. Policy for special cases:
+    ``value = α·specific + (1−α)·pass_rate(general)``, where ``specific`` is
+    :func:`specific_score`: the weighted score of the specific verdicts (each verdict carries
+    its criterion's weight; a met pitfall subtracts), normalised as ``normalisation`` says and
+    clipped to ``[0, 1]`` — the pass rate exactly when every weight is 1. General criteria are
+    unweighted. Policy for special cases:
 
     * **a pass with no verdicts at all** (e.g. a rubric without general criteria): the value is
-      the other pass's rate alone, and the Score records the *effective* α (1.0 when there are
+      the other pass's score alone, and the Score records the *effective* α (1.0 when there are
       no general verdicts, 0.0 when there are no specific ones), so that
       ``value == alpha·specific + (1−alpha)·general`` still reads correctly with the absent
-      term weighted 0. Its mean is ``None``.
+      term weighted 0. Its score is ``None``.
     * **no verdicts in either pass**: unscored.
     * **any unscored verdict** (``passed is None``) in a pass that counts: unscored; the
       ``unscored_reason`` names the pass, the criterion ids and the unscored verdicts'
-      distinct reasons (e.g. why the judge's answer could not be parsed). The mean of a fully
+      distinct reasons (e.g. why the judge's answer could not be parsed). The score of a fully
       scored pass is still reported.
+    * **only pitfalls under** ``positive``: nothing to divide by, unscored with that reason.
 
     Every verdict's ``kind`` must match the pass it is given in, and a criterion may appear
     only once per pass (``ValueError`` otherwise). ``alpha`` must lie in ``[0, 1]``.
@@ -159,16 +227,21 @@ def rubric_score(
     (True, 'specific pass unscored: no verdict for criteria s9')
     """
     _check_alpha(alpha)
+    check_normalisation(normalisation)
     _check_pass("specific", specific)
     _check_pass("general", general)
 
-    spec_mean = pass_rate(specific)
+    spec_score = specific_score(specific, normalisation) if specific else None
     gen_mean = pass_rate(general)
     reasons: list[str] = []
     for name, verdicts in (("specific", specific), ("general", general)):
         reason = _unscored_reason(name, verdicts)
         if reason is not None:
             reasons.append(reason)
+    if not reasons:
+        no_denominator = _nothing_to_divide_by(specific, normalisation)
+        if no_denominator is not None:
+            reasons.append(no_denominator)
 
     effective_alpha = alpha
     value: float | None
@@ -177,21 +250,22 @@ def rubric_score(
         reasons.append("no verdicts in either pass")
     elif not general:
         effective_alpha = 1.0
-        value = spec_mean
+        value = spec_score
     elif not specific:
         effective_alpha = 0.0
         value = gen_mean
     else:
-        value = alpha_mix(spec_mean, gen_mean, alpha)
+        value = alpha_mix(spec_score, gen_mean, alpha)
 
     if reasons:
         value = None
     return Score(
         instance_id=instance_id,
         value=value,
-        specific=spec_mean,
+        specific=spec_score,
         general=gen_mean,
         alpha=effective_alpha,
+        normalisation=normalisation,
         verdicts=(*specific, *general),
         unscored_reason="; ".join(reasons) if reasons else None,
         judge=judge,
@@ -238,7 +312,7 @@ def weighted_score(
     criteria: Sequence[WeightedCriterion],
     met: Mapping[str, bool | None],
     *,
-    normalization: Normalization = "positive",
+    normalisation: Normalisation = "positive",
     clip: tuple[float, float] | None = (0.0, 1.0),
 ) -> float | None:
     """``Σ_k w_k·J_k`` over the criteria, normalised and optionally clipped.
@@ -267,13 +341,12 @@ def weighted_score(
     -0.4
     >>> weighted_score(cs, {"a": False, "b": True, "h": True})
     0.0
-    >>> weighted_score(cs, {"a": True, "b": True, "h": False}, normalization="absolute")
+    >>> weighted_score(cs, {"a": True, "b": True, "h": False}, normalisation="absolute")
     0.5555555555555556
     >>> weighted_score(cs, {"a": True, "b": None, "h": False}) is None
     True
     """
-    if normalization not in ("positive", "absolute"):
-        raise ValueError(f"normalization must be 'positive' or 'absolute', got {normalization!r}")
+    check_normalisation(normalisation)
     if clip is not None and not (clip[0] <= clip[1]):
         raise ValueError(f"clip must be (lo, hi) with lo <= hi, got {clip!r}")
 
@@ -294,7 +367,7 @@ def weighted_score(
     if any(met[cid] is None for cid in ids):
         return None
 
-    if normalization == "positive":
+    if normalisation == "positive":
         denominator = math.fsum(c.weight for c in criteria if c.weight > 0)
     else:
         denominator = math.fsum(abs(c.weight) for c in criteria)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import hmac
 import json
 import logging
@@ -36,7 +35,6 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
-from papergym.errors import BadInputError
 from papergym.records import Score
 from papergym.redact import redact
 from papergym.reward.openrlhf import response_of, rewards_payload
@@ -374,30 +372,6 @@ def _start_loading(
 
 
 # --- running it --------------------------------------------------------------------------------
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port``; a taken port or a bad address is one line, exit 2."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-    except socket.gaierror as error:
-        raise BadInputError(None, f"cannot listen on {host}: {error.strerror}") from None
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-    except OSError as error:
-        sock.close()
-        if error.errno == errno.EADDRINUSE:
-            raise BadInputError(
-                None, f"port {port} on {host} is in use (another server?); choose one with --port"
-            ) from None
-        raise BadInputError(None, f"cannot listen on {host}:{port}: {error.strerror}") from None
-    # listening at once: a client that reads the start line and connects is queued, not refused
-    sock.listen(2048)
-    return sock
 
 
 def url_of(sock: socket.socket) -> str:

@@ -3,17 +3,17 @@
 verl passes only the decoded response; the question, reference and rubric travel in
 ``ground_truth`` (a JSON string, as ``papergym export --format verl`` writes it) and
 ``extra_info``. Every call returns the same keys, so verl can stack them into metrics:
-``score`` (the reward, or ``PAPERGYM_REWARD_UNSCORED`` — default 0.0 — when unscored), ``specific``,
+``score`` (the reward, or ``reward.unscored`` — default 0.0 — when unscored), ``specific``,
 ``general`` (-1.0 when unscored), ``unscored`` (1.0/0.0) and ``num_criteria``.
 
 Point verl at it with ``reward.custom_reward_function.path=<this file>`` and ``.name=compute_score``
-(before verl 0.7.1: ``custom_reward_function.path/name``).
+(before verl 0.7.1: ``custom_reward_function.path/name``). The judge, α and the rest come from the
+config file ``$PAPERGYM_CONFIG`` names (see :mod:`papergym.reward.runtime`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -66,7 +66,7 @@ def anonymous_id(question: str, reference: str, rubric: Rubric) -> str:
 
 def score_dict(score: Score, num_criteria: int) -> dict[str, float]:
     """The fixed key set verl aggregates; unscored answers get the configured fallback."""
-    fallback = float(os.environ.get("PAPERGYM_REWARD_UNSCORED", "0.0"))
+    fallback = runtime.unscored_fallback()
     return {
         "score": score.value if score.value is not None else fallback,
         "specific": score.specific if score.specific is not None else -1.0,

@@ -19,6 +19,8 @@ from papergym.cliutil import (
     stderr,
     stdout,
 )
+from papergym.errors import BadInputError
+from papergym.settings.load import is_override
 from papergym.train.config import StageName, TrainConfig, load_config
 from papergym.train.run import StageContext, StageRunner, StepHook, run_pipeline
 
@@ -33,9 +35,21 @@ train_app = typer.Typer(
 )
 
 ConfigArgument = Annotated[
-    Path,
+    str | None,
     typer.Argument(
-        help="Training config (YAML), e.g. configs/qwen3-8b.yaml or configs/tiny-cpu.yaml.",
+        metavar="CONFIG",
+        help="Training config (YAML), e.g. configs/qwen3-8b.yaml or configs/tiny-cpu.yaml; or "
+        "give it with -c, as every command takes its config.",
+        show_default=False,
+    ),
+]
+ConfigFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "-c",
+        "--config",
+        help="The training config, as the CONFIG argument (every command reads -c); then every "
+        "positional argument is a key=value override.",
         show_default=False,
     ),
 ]
@@ -99,14 +113,33 @@ def stage_runners(progress: Progress | None = None) -> dict[StageName, StageRunn
     return {"opsd": opsd, "grpo": grpo, "sft": sft}
 
 
+def config_path(
+    positional: str | None, option: Path | None, overrides: list[str] | None
+) -> tuple[Path, list[str]]:
+    """The config file, given as the first argument or with ``-c`` (exactly one of them), and
+    the overrides: with ``-c``, a first argument that is ``key=value`` is an override."""
+    extra = list(overrides or [])
+    if positional is not None and is_override(positional):
+        extra.insert(0, positional)
+        positional = None
+    if positional is not None and option is not None:
+        raise BadInputError(
+            None, f"two configs: {positional} and -c {option}; give the config once"
+        )
+    path = option if option is not None else Path(positional) if positional else None
+    if path is None:
+        raise BadInputError(None, "no training config: give CONFIG or -c CONFIG")
+    return path, extra
+
+
 def _config(
     config_path: Path,
-    overrides: list[str] | None,
+    overrides: list[str],
     data: Path | None,
     output: Path | None,
     stage: StageName | None,
 ) -> TrainConfig:
-    extra = list(overrides or [])
+    extra = list(overrides)
     if output is not None:
         extra.append(f"output_dir={output}")
     if stage is not None:
@@ -186,14 +219,16 @@ def _training_command(name: str, stage: StageName | None, summary: str) -> None:
 
     @reports_errors
     def command(
-        config: ConfigArgument,
+        config: ConfigArgument = None,
         overrides: OverridesArgument = None,
+        config_file: ConfigFileOption = None,
         data: DataOption = None,
         output: OutputOption = None,
         as_json: JsonOption = False,
         debug: DebugOption = False,
     ) -> None:
-        _run(_config(config, overrides, data, output, stage), as_json)
+        path, extra = config_path(config, config_file, overrides)
+        _run(_config(path, extra, data, output, stage), as_json)
 
     command.__doc__ = summary
     train_app.command(name)(command)

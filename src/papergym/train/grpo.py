@@ -20,9 +20,7 @@ group mean and standard deviation and gives it a zero advantage, so it neither h
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +30,12 @@ from trl.trainer.grpo_config import GRPOConfig
 from trl.trainer.grpo_trainer import GRPOTrainer
 
 from papergym.reward.reward import RubricReward
-from papergym.reward.runtime import make_judge, set_shared_reward
+from papergym.reward.runtime import make_reward, set_shared_reward
 from papergym.reward.trl import rubric_reward
-from papergym.train.callbacks import (
-    MetricsCallback,
+from papergym.train.callbacks import MetricsCallback
+from papergym.train.config import TrainConfig
+from papergym.train.run import StageContext, StepHook
+from papergym.train.trl_stage import (
     last_of,
     mean_of,
     resume_point,
@@ -45,8 +45,6 @@ from papergym.train.callbacks import (
     trainer_inputs,
     without_console_logs,
 )
-from papergym.train.config import RewardSettings
-from papergym.train.run import StageContext, StepHook
 
 GRPO_METRICS = {
     "rubric/specific_mean": "reward_specific",
@@ -59,9 +57,6 @@ GRPO_METRICS = {
 ``kl``, ``loss`` and ``learning_rate`` keep TRL's names;
 ``tokens_per_second`` counts prompt plus completion tokens of the sampled answers (TRL's
 ``num_tokens``) per wall second of the whole step: generation, judging and the update."""
-
-LLM_CONFIG_ENV = "PAPERGYM_LLM_CONFIG"
-
 
 def run_grpo(
     ctx: StageContext,
@@ -78,7 +73,7 @@ def run_grpo(
     resume = resume_point(ctx)
     trainer = grpo_trainer(ctx, callbacks=[callback])
     # The reward function reads the process-wide reward; it is ours only while we train.
-    set_shared_reward(reward or build_reward(ctx.config.reward))
+    set_shared_reward(reward or build_reward(ctx.config))
     try:
         steps = train_and_save(trainer, ctx, resume)
     finally:
@@ -117,28 +112,10 @@ def grpo_config(ctx: StageContext) -> GRPOConfig:
     )
 
 
-def build_reward(settings: RewardSettings) -> RubricReward:
-    """The rubric reward of ``config.reward``: its judge, its α, its LLM config if any."""
-    with _llm_config(settings.llm_config):
-        judge = make_judge(settings.judge)
-    return RubricReward(judge, alpha=settings.alpha)
-
-
-@contextmanager
-def _llm_config(path: Path | None) -> Iterator[None]:
-    """Point the LLM layer at ``path`` while the judge is built (it reads the environment)."""
-    if path is None:
-        yield
-        return
-    previous = os.environ.get(LLM_CONFIG_ENV)
-    os.environ[LLM_CONFIG_ENV] = str(path)
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(LLM_CONFIG_ENV, None)
-        else:
-            os.environ[LLM_CONFIG_ENV] = previous
+def build_reward(config: TrainConfig) -> RubricReward:
+    """The rubric reward of ``config.reward`` (its judge, α, limits; the judge's LLM from
+    ``reward.llm_config`` or ``llm``), built from the config itself, not the environment."""
+    return make_reward(config)
 
 
 def grpo_summary(ctx: StageContext, steps: int, resumed: Path | None) -> dict[str, Any]:

@@ -34,7 +34,21 @@ from papergym.jsonl import write_text_atomic
 from papergym.train.config import StageName, TrainConfig
 
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
-_IGNORED_FOR_IDENTITY = ("output_dir",)
+IDENTITY_SECTIONS: tuple[str, ...] = (
+    "model",
+    "lora",
+    "data",
+    "seed",
+    "stages",
+    "opsd",
+    "grpo",
+    "sft",
+    "reward",
+)
+"""The top-level keys that change what training produces: a run folder is resumed only when
+they are unchanged. The rest of the configuration (``llm``, ``serve``, ``build``, ``audit``,
+often filled from ``PAPERGYM_*`` variables, the name, ``output_dir``) is recorded but does not
+block a resume."""
 
 
 class MetricsLog:
@@ -143,16 +157,21 @@ def prepare_run_dir(config: TrainConfig) -> Path:
 
 
 def config_changes(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """``key: old → new`` for each dotted key whose value differs (output_dir aside), sorted.
+    """``key: old → new`` for each dotted key of :data:`IDENTITY_SECTIONS` whose value differs,
+    sorted.
 
     A key only one side has shows ``(unset)`` on the other.
     """
-    old, new = _flatten(previous), _flatten(current)
+    old, new = _flatten(_identity(previous)), _flatten(_identity(current))
     return [
         f"{key}: {_shown(old, key)} → {_shown(new, key)}"
         for key in sorted(set(old) | set(new))
-        if key not in _IGNORED_FOR_IDENTITY and old.get(key, _UNSET) != new.get(key, _UNSET)
+        if old.get(key, _UNSET) != new.get(key, _UNSET)
     ]
+
+
+def _identity(config: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in config.items() if key in IDENTITY_SECTIONS}
 
 
 _UNSET = object()

@@ -21,8 +21,9 @@ from trl.trainer.sft_config import SFTConfig
 from trl.trainer.sft_trainer import SFTTrainer
 
 from papergym.errors import BadInputError
-from papergym.train.callbacks import (
-    MetricsCallback,
+from papergym.train.callbacks import MetricsCallback
+from papergym.train.run import StageContext, StepHook
+from papergym.train.trl_stage import (
     resume_point,
     stage_summary,
     train_and_save,
@@ -30,7 +31,6 @@ from papergym.train.callbacks import (
     trainer_inputs,
     without_console_logs,
 )
-from papergym.train.run import StageContext, StepHook
 
 
 def run_sft(ctx: StageContext, on_step: StepHook | None = None) -> dict[str, Any]:

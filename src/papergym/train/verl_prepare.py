@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import yaml
 
 from papergym.errors import BadInputError
+from papergym.settings.env import environ
 
 if TYPE_CHECKING:  # pyarrow-heavy imports stay out of the launch path (hydra-args)
     from papergym.records import Instance
@@ -71,6 +71,9 @@ REWARD_MANAGER = "naive"
 PATH_KEYS = ("data.train_files", "data.val_files")
 """Values in ``grpo.yaml`` given relative to the bundle, made absolute at launch."""
 ENV_PREFIX = "PAPERGYM_"
+CONFIG_ENV = "PAPERGYM_CONFIG"
+"""The variable naming the config file the reward adapter reads on every Ray worker."""
+CONFIG_FILE = "config.yaml"
 RAY_ENV_KEY = "ray_kwargs.ray_init.runtime_env.env_vars"
 DEFAULT_NNODES = 1
 DEFAULT_GPUS_PER_NODE = 8
@@ -113,14 +116,25 @@ def prepare_verl(config: TrainConfig, out: Path) -> list[Path]:
         model = tiny.model_copy(update={"name_or_path": str(out.resolve() / TINY_MODEL_DIR)})
         config = config.model_copy(update={"model": model})
     spec = bundle_spec(config, splits, val_file)
+    spec["papergym"].setdefault("reward_env", {})[CONFIG_ENV] = str(out.resolve() / CONFIG_FILE)
 
     def fill(folder: Path) -> None:
+        from papergym.settings import save_config
+
         _fill(folder, config, splits, val_file, spec)
+        save_config(folder, config)  # the reward's settings, read by each worker via CONFIG_ENV
         if tiny is not None:
             resolve_model_path(tiny, folder)  # builds folder/tiny-model
 
     replace_dir(out, fill)
-    return [out / TRAIN_FILE, out / val_file, out / SPEC_FILE, out / SCRIPT_FILE, out / README_FILE]
+    return [
+        out / TRAIN_FILE,
+        out / val_file,
+        out / SPEC_FILE,
+        out / CONFIG_FILE,
+        out / SCRIPT_FILE,
+        out / README_FILE,
+    ]
 
 
 def check_out_dir(out: Path) -> None:
@@ -508,7 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     hydra_args.add_argument("bundle", type=Path)
     options = parser.parse_args(argv)
     try:
-        args = launch_overrides(options.bundle, os.environ)
+        args = launch_overrides(options.bundle, environ())
     except BadInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

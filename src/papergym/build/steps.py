@@ -1,0 +1,142 @@
+"""Build steps: small named components that take a record and return the next one, or a drop.
+
+A recipe is a list of :class:`Step`. Each step's ``run`` receives the record (a frozen pydantic
+model that accumulates the work done so far) and returns either the next record or a
+:class:`Reject` naming why the item goes no further. That is the only way a step drops an item:
+no exception is a drop. Errors of an LLM endpoint are not drops: they propagate, and the runner
+leaves the item unfinished for the next run.
+
+The fields a step fills in are listed in ``produces``; :class:`StepFolder` saves each as
+``<field>.json`` once the step has run and, on a resumed build, loads them back instead of running
+the step again, so work continues from the last finished step. The last step's fields mark an item
+finished. A step that produces nothing (a pure filter) is simply run again on resume.
+
+Adding a recipe means writing its record, its steps and a list; the runner does not change. An
+ARES-like recipe over plain documents, for instance::
+
+    class DocumentDraft(BaseModel):
+        model_config = ConfigDict(frozen=True)
+        document: Document
+        persona: str | None = None
+        qa: QAPair | None = None
+
+    async def long_enough(doc: DocumentDraft) -> DocumentDraft | Reject:
+        return doc if doc.document.words >= 300 else Reject("shorter than 300 words")
+
+    async def persona(doc: DocumentDraft) -> DocumentDraft | Reject:
+        return doc.model_copy(update={"persona": await write_persona(doc.document)})
+
+    ARES_STEPS = [
+        Step("filter", long_enough),                       # nothing saved: cheap to re-run
+        Step("persona", persona, produces=("persona",)),   # persona.json
+        Step("qa", co_generate, produces=("qa",)),         # qa.json: the item is finished
+    ]
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, TypeAdapter
+
+from papergym.jsonl import write_text_atomic
+
+R = TypeVar("R", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Reject:
+    """Why an item goes no further. ``step`` names the gate when it is not the step itself (the
+    stages step of the LLM recipe drops at its "reduce" gate, as older builds recorded it)."""
+
+    reason: str
+    step: str | None = None
+
+
+@dataclass(frozen=True)
+class Step(Generic[R]):
+    """One named step of a recipe: ``run`` maps a record to the next record or a Reject."""
+
+    name: str
+    run: Callable[[R], Awaitable[R | Reject]]
+    produces: tuple[str, ...] = ()
+
+
+def in_thread(function: Callable[[R], R | Reject]) -> Callable[[R], Awaitable[R | Reject]]:
+    """A CPU-bound step run on a worker thread, so the event loop keeps other items' calls flowing."""
+
+    async def run(record: R) -> R | Reject:
+        return await asyncio.to_thread(function, record)
+
+    return run
+
+
+@cache
+def _adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    annotation = model.model_fields[name].annotation
+    assert annotation is not None, f"{model.__name__}.{name} has no type"
+    return TypeAdapter(annotation)
+
+
+def dump_record(value: Any, adapter: TypeAdapter[Any] | None = None) -> str:
+    """The JSON saved for a step output (models as the build always wrote them)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump_json(exclude_computed_fields=True, indent=1)
+    adapter = adapter or TypeAdapter(type(value))
+    return adapter.dump_json(value, indent=1, exclude_computed_fields=True).decode("utf-8")
+
+
+@dataclass(frozen=True)
+class StepFolder:
+    """Where one item's step outputs live (``papers/<id>/`` for a paper)."""
+
+    path: Path
+
+    def file(self, name: str) -> Path:
+        return self.path / f"{name}.json"
+
+    def has(self, step: Step[Any]) -> bool:
+        return bool(step.produces) and all(self.file(n).is_file() for n in step.produces)
+
+    def load(self, record: R, step: Step[R]) -> R | None:
+        """``record`` with the step's saved outputs, or None when the step has not finished."""
+        if not self.has(step):
+            return None
+        model = type(record)
+        update = {
+            name: _adapter(model, name).validate_json(self.file(name).read_bytes())
+            for name in step.produces
+        }
+        return record.model_copy(update=update)
+
+    def save(self, record: R, step: Step[R]) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        for name in step.produces:
+            value = getattr(record, name)
+            write_text_atomic(self.file(name), dump_record(value, _adapter(type(record), name)))
+
+
+async def run_steps(
+    record: R, steps: Sequence[Step[R]], folder: StepFolder
+) -> tuple[R, Reject | None]:
+    """Run ``steps`` from the first one not finished in ``folder``; the last record and the drop.
+
+    A returned Reject always names its step. Exceptions (an endpoint's failure) propagate with
+    every finished step saved, so the next run starts where this one stopped.
+    """
+    for step in steps:
+        loaded = folder.load(record, step)
+        if loaded is not None:
+            record = loaded
+            continue
+        result = await step.run(record)
+        if isinstance(result, Reject):
+            return record, replace(result, step=result.step or step.name)
+        folder.save(result, step)
+        record = result
+    return record, None

@@ -1,0 +1,180 @@
+"""The one typed configuration of every ``papergym`` command: :class:`PaperGymConfig`.
+
+Sections: ``llm`` (endpoints per role), ``build``, ``audit``, ``reward``, ``serve``, and the
+training sections at the top level (``model``, ``lora``, ``data``, ``opsd``, ``grpo``, ``sft``,
+``stages``), so a training file reads as before. Every field carries a description;
+``papergym config reference`` prints them as one table (docs/config.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from papergym.llm.config import LLMConfig
+from papergym.reward.reward import DEFAULT_CACHE_SIZE, DEFAULT_MAX_ANSWER_CHARS
+from papergym.settings.training import (
+    DataSettings,
+    GRPOSettings,
+    LoraSettings,
+    ModelSettings,
+    OPSDSettings,
+    Section,
+    SFTSettings,
+    StageName,
+)
+
+DEFAULT_STAGES: tuple[StageName, ...] = ("opsd", "grpo")
+
+
+class BuildSection(Section):
+    """``papergym build``: papers → instances."""
+
+    recipe: Literal["papergym", "innov", "design"] = "papergym"
+    """papergym: plan from goal+background, graded on method and experiments; innov: method
+    only; design: the method is given, plan its validation (--recipe)."""
+    builder: Literal["auto", "llm", "extractive"] = "auto"
+    """llm: the full recipe through the configured LLM; extractive: the offline baseline; auto:
+    llm when an LLM is configured (--builder)."""
+    limit: int | None = Field(None, ge=1)
+    """Build at most this many papers (null: all) (--limit)."""
+    leakage_judge: bool = True
+    """With the LLM builder, ask the judge role which criteria the question alone reveals
+    (--leakage-judge/--no-leakage-judge)."""
+    paper_concurrency: int = Field(16, ge=1)
+    """Papers processed at once; LLM calls are bounded by each endpoint's max_concurrency
+    (--paper-concurrency)."""
+    max_unit_words: int = Field(1200, ge=100)
+    """Longest text unit one extraction call reads; longer sections are chunked."""
+
+
+class AuditSection(Section):
+    """``papergym audit``: criterion leakage."""
+
+    judge: bool = False
+    """Also ask the LLM judge role, per question, which criteria it reveals (--judge)."""
+    lexical_threshold: float = Field(0.75, ge=0.0, le=1.0)
+    """Share of a criterion's content words found in the question at which it counts as
+    leaked (--lexical-threshold)."""
+    embedding_threshold: float = Field(0.80, ge=0.0, le=1.0)
+    """Cosine similarity to a question sentence at which a criterion counts as leaked
+    (--embedding-threshold)."""
+    top: int = Field(10, ge=0)
+    """How many of the most-leaked criteria to list (--top)."""
+
+
+class RewardSection(Section):
+    """The rubric reward, for every path: TRL, verl, OpenRLHF, the server, score, check-reward."""
+
+    judge: Literal["auto", "offline", "llm"] = "auto"
+    """offline: the embedding baseline (no LLM); llm: the judge role of ``llm``; auto: llm when
+    an LLM is configured (--judge)."""
+    alpha: float = Field(0.7, ge=0.0, le=1.0)
+    """Weight of the specific criteria: α·specific + (1−α)·general (--alpha)."""
+    criteria_per_call: Literal["all"] | int = "all"
+    """LLM judge: the criteria of a pass judged in one call (all), one per call (1), or k per
+    call (an integer k ≥ 2)."""
+    advisory_reference: bool = False
+    """LLM judge: present the reference as one possible approach, not the bar to match."""
+    general_reference: bool = False
+    """LLM judge: show the reference answer in the general pass too."""
+    max_answer_chars: int = Field(DEFAULT_MAX_ANSWER_CHARS, ge=0)
+    """Longer answers are cut to this many characters before judging and flagged
+    answer_truncated (0: no limit) (--max-answer-chars)."""
+    cache_size: int = Field(DEFAULT_CACHE_SIZE, ge=0)
+    """Scores kept in memory, least recently used dropped first (0: no cache)."""
+    unscored: float = 0.0
+    """The reward verl and OpenRLHF get for an answer the judge could not score (TRL gets None;
+    an unscored flag is logged either way)."""
+    calibration: Path | None = None
+    """Offline judge: a calibration file (threshold and weights) in place of the bundled one."""
+    normalisation: Literal["positive", "absolute"] = "positive"
+    """Weighted rubrics: divide the specific part by the sum of positive weights (HealthBench)
+    or of absolute weights (RaR); each answer's part is then clipped to [0, 1] (a pitfall can
+    push it below 0). Rubrics whose weights are all 1 score the same either way."""
+    llm_config: Path | None = None
+    """An LLM YAML file for the judge alone (null: the ``llm`` section)."""
+
+    # before the union is tried, so a bad value is one message at this key, not one per member
+    @field_validator("criteria_per_call", mode="before")
+    @classmethod
+    def _check_per_call(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if value == "all" or (
+            isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        ):
+            return value
+        raise ValueError(f"must be 'all' or a whole number of at least 1, not {value!r}")
+
+
+class ServeSection(Section):
+    """``papergym serve-reward``: the reward over HTTP."""
+
+    host: str = "127.0.0.1"
+    """Address to listen on (0.0.0.0: every interface) (--host)."""
+    port: int = Field(8765, ge=0, le=65535)
+    """Port to listen on (0: any free port); not 8000, vLLM's default (--port)."""
+    max_body_mb: float = Field(32.0, gt=0)
+    """Largest request body in MiB; a larger one is refused (413) unread (--max-body-mb)."""
+    token_env: str | None = None
+    """Name of the variable holding the bearer token every request but /health must send
+    (--token-env)."""
+    docs: bool = False
+    """Serve the API docs at /docs, /redoc, /openapi.json (--docs)."""
+
+
+class PaperGymConfig(Section):
+    """Everything a ``papergym`` command can be told, in one frozen record."""
+
+    name: str = "papergym"
+    """A name for the run."""
+    output_dir: Path = Path("runs/papergym")
+    """Training run folder (-o); running again resumes from the last checkpoint."""
+    seed: int = 0
+    """Training seed."""
+    stages: list[StageName] = Field(default_factory=lambda: list(DEFAULT_STAGES))
+    """Stages ``papergym train pipeline`` runs, in order (ablations: [grpo, opsd], [sft])."""
+    llm: LLMConfig = LLMConfig()
+    """LLM endpoints per role (a mapping as in an LLM YAML file, or the path of one); empty:
+    every command runs offline."""
+    build: BuildSection = BuildSection()
+    """Building instances from papers."""
+    audit: AuditSection = AuditSection()
+    """The leakage audit."""
+    reward: RewardSection = RewardSection()
+    """The rubric reward."""
+    serve: ServeSection = ServeSection()
+    """The reward server."""
+    model: ModelSettings = ModelSettings()
+    """Training: the policy model."""
+    lora: LoraSettings = LoraSettings()
+    """Training: LoRA adapters."""
+    data: DataSettings = DataSettings()
+    """Training: the data."""
+    opsd: OPSDSettings = OPSDSettings()
+    """Training: OPSD (stage 1)."""
+    grpo: GRPOSettings = GRPOSettings()
+    """Training: GRPO (stage 2)."""
+    sft: SFTSettings = SFTSettings()
+    """Training: the SFT baseline."""
+
+    # a field validator, not a model one: its errors carry the key (``stages``), so an override
+    # that set it is named
+    @field_validator("stages")
+    @classmethod
+    def _check_stages(cls, stages: list[StageName]) -> list[StageName]:
+        if not stages:
+            raise ValueError("stages must name at least one stage")
+        if len(set(stages)) != len(stages):
+            raise ValueError(f"stages must not repeat a stage: {stages}")
+        return stages
+
+    def resolved(self) -> dict[str, Any]:
+        """The config as plain YAML-able data (paths as strings), secrets masked."""
+        from papergym.settings.load import redacted
+
+        data: dict[str, Any] = redacted(self.model_dump(mode="json"))
+        return data

@@ -1,0 +1,185 @@
+"""The training sections of the configuration: model, LoRA, data and one block per stage.
+
+Defaults are the paper's settings (SPEC §4). A field's docstring is its description (pydantic's
+``use_attribute_docstrings``): ``papergym config reference`` prints it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+StageName = Literal["opsd", "grpo", "sft"]
+STAGES: tuple[StageName, ...] = ("opsd", "grpo", "sft")
+
+
+class Section(BaseModel):
+    """A frozen block of the configuration whose unknown keys are errors."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class TinyModelSettings(Section):
+    """The in-process tiny model used when ``model.name_or_path`` is ``tiny`` (CPU demos, tests)."""
+
+    hidden_size: int = Field(64, gt=0)
+    """Width of the tiny model."""
+    layers: int = Field(2, gt=0)
+    """Transformer layers of the tiny model."""
+    heads: int = Field(4, gt=0)
+    """Attention heads of the tiny model."""
+    vocab_size: int = Field(512, gt=16)
+    """Vocabulary size of the tiny model's tokenizer."""
+    seed: int = 0
+    """Seed of the tiny model's initial weights."""
+    answer_tokens: int | None = 8
+    """Tokens the tiny model is pretrained to answer with (null: none)."""
+
+
+class ModelSettings(Section):
+    """The policy model."""
+
+    name_or_path: str = "Qwen/Qwen3-8B"
+    """A hub name, a local folder, or ``tiny`` for a model built in-process."""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """Weights' dtype (auto: bfloat16 on a GPU that supports it, else float32)."""
+    tiny: TinyModelSettings = TinyModelSettings()
+    """Shape of the in-process tiny model."""
+
+
+class LoraSettings(Section):
+    """LoRA adapters (PEFT)."""
+
+    enabled: bool = True
+    """Train LoRA adapters (false: full fine-tuning)."""
+    r: int = Field(64, gt=0)
+    """LoRA rank."""
+    alpha: int = Field(128, gt=0)
+    """LoRA scaling numerator (lora_alpha)."""
+    dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    """LoRA dropout."""
+    target_modules: str | list[str] = "all-linear"
+    """Modules that get adapters: a PEFT name such as all-linear, or a list of module names."""
+
+
+class DataSettings(Section):
+    """The training data."""
+
+    build_dir: Path | None = None
+    """A ``papergym build`` output folder (or an ``instances.jsonl``); ``--data`` sets it."""
+    test_fraction: float | None = Field(None, gt=0.0, lt=1.0)
+    """Hold out this share of papers (by paper hash, as ``papergym export --split``)."""
+    max_instances: int | None = Field(None, gt=0)
+    """Train on at most this many instances (null: all)."""
+    system_prompt: str | None = None
+    """A system message before each question (null: none)."""
+
+
+class OPSDSettings(Section):
+    """Rubric-conditioned on-policy self-distillation (SPEC §4, stage 1)."""
+
+    steps: int = Field(200, gt=0)
+    """Optimiser steps."""
+    learning_rate: float = Field(5e-6, gt=0)
+    """Peak learning rate."""
+    batch_size: int = Field(8, gt=0)
+    """Answers per optimiser step (the effective batch)."""
+    micro_batch_size: int = Field(8, gt=0)
+    """Answers per forward/backward pass; smaller saves memory, the loss is the same token mean."""
+    generation_batch_size: int | None = Field(None, gt=0)
+    """Answers sampled per ``generate`` call (None: the whole batch at once)."""
+    max_new_tokens: int = Field(1024, gt=0)
+    """Longest sampled answer, in tokens."""
+    temperature: float = Field(1.0, gt=0)
+    """Sampling temperature of the student's answers."""
+    top_p: float = Field(1.0, gt=0, le=1.0)
+    """Nucleus sampling of the student's answers (1: off)."""
+    beta: float = Field(0.5, ge=0.0, le=1.0)
+    """Generalised JSD interpolation: 0.5 symmetric JSD, 0 = KL(T‖S), 1 = KL(S‖T)."""
+    distill_temperature: float = Field(1.0, gt=0)
+    """Temperature of both distributions in the loss."""
+    top_k: int | None = Field(None, gt=0)
+    """Loss only: compare distributions on the teacher's top-k tokens (None: full vocabulary).
+    Sampling always uses the full distribution (with ``temperature`` and ``top_p``)."""
+    teacher: Literal["frozen", "live"] = "frozen"
+    """frozen: the initial weights (LoRA adapter disabled); live: the current policy."""
+    teacher_context: Literal["rubric", "reference"] = "rubric"
+    """What the teacher sees besides the question: the rubric or the reference answer."""
+    teacher_template: str = "{question}\n\n{context}"
+    """The teacher's user turn; must contain {question} and {context}."""
+    warmup_steps: int = Field(0, ge=0)
+    """Linear warm-up steps of the learning rate."""
+    weight_decay: float = Field(0.0, ge=0.0)
+    """AdamW weight decay."""
+    max_grad_norm: float = Field(1.0, gt=0)
+    """Gradient clipping norm."""
+    gradient_checkpointing: bool = False
+    """Recompute the student's activations in the backward pass: less memory for long answers."""
+    save_every: int = Field(50, gt=0)
+    """Steps between checkpoints."""
+    keep_checkpoints: int = Field(2, gt=0)
+    """Checkpoints kept (older ones deleted)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> OPSDSettings:
+        if self.batch_size % self.micro_batch_size:
+            raise ValueError(
+                f"batch_size ({self.batch_size}) must be a multiple of micro_batch_size "
+                f"({self.micro_batch_size})"
+            )
+        if "{question}" not in self.teacher_template or "{context}" not in self.teacher_template:
+            raise ValueError("teacher_template must contain {question} and {context}")
+        return self
+
+
+class GRPOSettings(Section):
+    """GRPO with the rubric reward through TRL's GRPOTrainer (SPEC §4, stage 2)."""
+
+    steps: int = Field(200, gt=0)
+    """Optimiser steps."""
+    learning_rate: float = Field(1e-5, gt=0)
+    """Peak learning rate."""
+    num_generations: int = Field(8, gt=1)
+    """Answers sampled per question (the group)."""
+    prompts_per_step: int = Field(1, gt=0)
+    """Questions per micro-batch (each answered ``num_generations`` times); an optimiser step
+    judges ``prompts_per_step × gradient_accumulation_steps`` questions."""
+    gradient_accumulation_steps: int = Field(1, gt=0)
+    """Micro-batches per optimiser step."""
+    beta: float = Field(0.01, ge=0.0)
+    """KL penalty to the reference policy."""
+    loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "dapo"
+    """dapo = token-mean over the batch, the aggregation verl uses by default."""
+    epsilon: float = Field(0.2, gt=0)
+    """Lower ratio clip; ``epsilon_high`` defaults to the same (symmetric clipping)."""
+    epsilon_high: float | None = Field(None, gt=0)
+    """Upper ratio clip (null: epsilon)."""
+    scale_rewards: Literal["group", "batch", "none"] = "group"
+    """How advantages are scaled: by the group's standard deviation, the batch's, or not."""
+    max_completion_length: int = Field(1024, gt=0)
+    """Longest sampled answer, in tokens."""
+    temperature: float = Field(1.0, gt=0)
+    """Sampling temperature."""
+    save_every: int = Field(50, gt=0)
+    """Steps between checkpoints."""
+    keep_checkpoints: int = Field(2, gt=0)
+    """Checkpoints kept (older ones deleted)."""
+
+
+class SFTSettings(Section):
+    """The SFT baseline: supervised fine-tuning on the reference answers."""
+
+    steps: int = Field(200, gt=0)
+    """Optimiser steps."""
+    learning_rate: float = Field(1e-5, gt=0)
+    """Peak learning rate."""
+    batch_size: int = Field(8, gt=0)
+    """Examples per optimiser step."""
+    max_length: int = Field(4096, gt=0)
+    """Longest example (question + reference), in tokens."""
+    save_every: int = Field(50, gt=0)
+    """Steps between checkpoints."""
+    keep_checkpoints: int = Field(2, gt=0)
+    """Checkpoints kept (older ones deleted)."""
