@@ -89,6 +89,30 @@ def test_a_folder_from_another_config_is_refused(tmp_path: Path, build_dir: Path
         run_pipeline(config(tmp_path, build_dir, output_dir=str(foreign)), Recorder().runners())
 
 
+def test_keys_that_do_not_change_training_do_not_block_a_resume(
+    tmp_path: Path, build_dir: Path
+) -> None:
+    first = Recorder()
+    run_pipeline(config(tmp_path, build_dir), first.runners())
+    (tmp_path / "run" / "2-grpo" / "summary.json").unlink()  # as if interrupted in GRPO
+    # llm/serve/build/audit are often filled from PAPERGYM_* variables; the name is a label
+    other = config(
+        tmp_path,
+        build_dir,
+        name="renamed",
+        llm={"default": {"base_url": "http://127.0.0.1:9/v1", "model": "judge"}},
+        serve={"port": 9999},
+        build={"recipe": "innov"},
+        audit={"top": 3},
+    )
+    second = Recorder()
+    run_pipeline(other, second.runners())
+    assert [c[0] for c in second.calls] == ["grpo"]  # resumed, not refused
+    # the reward does change training: refused, naming the key
+    with pytest.raises(BadInputError, match=r"different configuration \(reward.alpha: 0.7 → 0.5\)"):
+        run_pipeline(config(tmp_path, build_dir, reward={"alpha": 0.5}), Recorder().runners())
+
+
 def test_config_changes_name_every_differing_key() -> None:
     old = {"output_dir": "a", "opsd": {"steps": 4, "top_k": None}, "stages": ["opsd"]}
     new = {"output_dir": "b", "opsd": {"steps": 4, "beta": 0.1}, "stages": ["grpo", "opsd"]}

@@ -65,10 +65,9 @@ CONFIG_FILE = "audit.config.yaml"
 
 @reports_errors
 def audit(
-    arguments: Annotated[
+    files: Annotated[
         list[str],
         typer.Argument(
-            metavar="FILES... [KEY=VALUE]...",
             help="Rubric datasets (.jsonl, .json or .parquet): PaperGym instances.jsonl, "
             "ResearchPlanGen, ResearchQA, RubricHub/HealthBench, or generic "
             '{"question", "criteria"} records. The format is detected per file. And config '
@@ -149,7 +148,7 @@ def audit(
 
     A cheap lexical/embedding overlap screen always runs; --judge adds the LLM judge. Rates are reported per dataset, dimension and origin, with the most-leaked criteria.
     """
-    instances, overrides = paths_and_overrides(arguments)
+    instances, overrides = paths_and_overrides(files)
     if not instances:
         raise BadInputError(None, "no dataset given (every argument was a key=value)")
     resolved = resolve(

@@ -71,10 +71,9 @@ EXTRACTIVE_NOTE = (
 
 @reports_errors
 def build(
-    arguments: Annotated[
+    sources: Annotated[
         list[str],
         typer.Argument(
-            metavar="SOURCES... [KEY=VALUE]...",
             help="Paper sources, as for `papergym ingest`: paper folders, .tex files, "
             "arXiv e-prints, or folders of papers; and config overrides: " + OVERRIDES_HELP,
             show_default=False,
@@ -151,8 +150,8 @@ def build(
 
     A paper whose LLM endpoint failed (unreachable, server errors, answers still cut off, budget spent) is not dropped: it is listed in failed.jsonl and retried by the next run. Exit code 0 when instances were built and nothing failed; 1 when papers failed for the endpoint (run the same command again); 2 on bad input or when no instance could be built.
     """
-    sources, overrides = paths_and_overrides(arguments)
-    if not sources:
+    paths, overrides = paths_and_overrides(sources)
+    if not paths:
         raise BadInputError(None, "no paper sources given (every argument was a key=value)")
     given = [
         *flags(
@@ -180,7 +179,7 @@ def build(
     resolved = resolved.model_copy(update={"build": section.model_copy(update={"builder": chosen})})
     # Everything that can be refused is checked before the output folder is touched.
     resuming = check_output(out, settings)
-    reader = open_sources(sources, out)
+    reader = open_sources(paths, out)
     llm = resolved.llm if chosen == "llm" else None
     result = asyncio.run(_run(out, settings, resolved, llm, reader))
     _write_card(out, result, settings.model_dump(), chosen)

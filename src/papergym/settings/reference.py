@@ -22,8 +22,13 @@ Every `papergym` command reads one configuration (`papergym.settings.PaperGymCon
 file given with `-c/--config FILE` (train also takes it as its first argument), then `key=value`
 overrides (dotted keys, values read as YAML) given as positional arguments. Precedence, strongest
 first: overrides and the flags that stand for keys, the file, the environment variables below,
-the defaults. Every command saves the resolved configuration, secrets masked, as `config.yaml`
-in its output folder; `papergym config show` prints it without running anything.
+the defaults. Every command that writes output saves the resolved configuration, secrets masked,
+as `config.yaml` in its output folder (`score`: `NAME.config.yaml` beside its scores; `audit`:
+`audit.config.yaml`, so a build folder's own is kept); `papergym config show` prints it without
+running anything. A build folder also holds `build.yaml`, the settings that decide its output
+(recipe, builder, models, chunk size, leakage judge): a resumed build must match them. A training
+run folder is resumed only when `model`, `lora`, `data`, `seed`, `stages`, the stage sections and
+`reward` are unchanged.
 
 A positional argument is an override when it looks like `name.sub=value` (lowercase dotted name,
 `=`) and no file of that name exists; anything else is a path.
