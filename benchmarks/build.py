@@ -24,13 +24,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from papergym.build.runner import Builder, settings_for
 from papergym.embed import embed
 from papergym.fakellm import FakeOpenAIServer
 from papergym.fakellm.plausible import responder
 from papergym.ingestion import ingest_sources
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.recipes.runner import Builder, settings_for
 
 DEFAULT_PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
 CRITICAL_PATH_ROUNDS = 7

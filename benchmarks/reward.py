@@ -46,10 +46,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from papergym.build.runner import Builder, settings_for
 from papergym.jsonl import read_jsonl
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.recipes.runner import Builder, settings_for
 from papergym.records import Instance
 from papergym.reward.judge import Mode, RubricJudge
 from papergym.reward.reward import RubricReward

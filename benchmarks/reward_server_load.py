@@ -1,7 +1,7 @@
 """The reward server under many concurrent clients with mixed rubrics, against in-process scoring.
 
 A real ``papergym serve-reward`` subprocess on 127.0.0.1 (free port) is driven by C concurrent
-clients (one keep-alive connection each, :mod:`papergym.testing.reward_load`), half of the
+clients (one keep-alive connection each, ``tests/support/reward_load.py``), half of the
 requests on ``/get_reward`` (OpenRLHF) and half on ``/score``. Every answer is scored under its own
 paper's rubric and under the others', with verl ``ground_truth`` labels that carry no instance id.
 Every score that comes back is compared with the in-process :class:`RubricReward` score of the
@@ -41,7 +41,9 @@ from papergym.jsonl import read_jsonl
 from papergym.records import Instance
 from papergym.reward.reward import RubricReward
 from papergym.reward.runtime import make_judge
-from papergym.testing.reward_load import (
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the shared load tool
+from support.reward_load import (
     LoadRequest,
     drive,
     mixed_instances,

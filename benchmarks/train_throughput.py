@@ -57,8 +57,8 @@ from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from trl.experimental.sdft import SDFTConfig, SDFTTrainer
 from trl.experimental.sdft.sdft_trainer import DemonstrationTeacherContextBuilder
 
-from papergym.build.general import GENERAL_CRITERIA
 from papergym.export.trl import trl_rows
+from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, Rubric
 from papergym.reward.reward import Judge, RubricReward
 from papergym.reward.runtime import make_judge, set_shared_reward

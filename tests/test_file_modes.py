@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from papergym.build.general import GENERAL_CRITERIA
 from papergym.cli import app
 from papergym.export.command import run_export
 from papergym.jsonl import write_jsonl, write_text_atomic
+from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, Rubric
 from support.papers import MINIMAL_MAIN, write_paper
 

@@ -31,7 +31,7 @@ def _definitions() -> dict[str, list[str]]:
     ("name", "home"),
     [
         ("RUBRIC_SIZE", "records.py"),
-        ("REVEAL_SIMILARITY", "build/criteria.py"),
+        ("REVEAL_SIMILARITY", "recipes/criteria.py"),
         ("bind", "netutil.py"),
         ("in_order", "llm/verdicts.py"),
         ("failure_reason", "llm/verdicts.py"),

@@ -20,7 +20,6 @@ from rich.table import Table
 
 from papergym import __version__
 from papergym.audit.command import audit as audit_command
-from papergym.build.command import build as build_command
 from papergym.cliutil import (
     HELP_SETTINGS,
     ApiKeyEnvOption,
@@ -43,6 +42,7 @@ from papergym.jsonl import write_jsonl
 from papergym.llm.check import check_backends
 from papergym.llm.report import usage_table
 from papergym.llm.types import ROLES, Role
+from papergym.recipes.command import build as build_command
 from papergym.reward.calibrate import calibrate_reward as calibrate_reward_command
 from papergym.reward.command import SERVE_REWARD_EPILOG
 from papergym.reward.command import check_reward as check_reward_command

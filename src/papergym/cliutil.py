@@ -32,9 +32,7 @@ from papergym.settings.env import terminal_columns_set
 
 # Summaries piped to a file or a CI log get a roomier width than an 80-column default.
 # markup off: titles, criteria and reasons are user text and may hold "[cite]"-like brackets
-stdout = Console(
-    markup=False, width=None if sys.stdout.isatty() or terminal_columns_set() else 120
-)
+stdout = Console(markup=False, width=None if sys.stdout.isatty() or terminal_columns_set() else 120)
 stderr = Console(stderr=True)
 
 # --help is click's plain layout, wrapped at the terminal's width up to HELP_WIDTH columns: rich's

@@ -1,7 +1,7 @@
 """Text rules of English scientific prose shared by the build, the reward and the audit.
 
 Sentence splitting, running-prose detection, content words and the numeric-result rule live
-here, below every package that reads text (``papergym.build``, ``papergym.reward``): the offline
+here, below every package that reads text (``papergym.recipes``, ``papergym.reward``): the offline
 judge splits answers and counts content words with the same rules the builder used to write the
 criteria it grades, without importing the builder.
 

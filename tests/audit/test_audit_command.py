@@ -13,9 +13,9 @@ import typer
 from typer.testing import CliRunner
 
 from papergym.audit.command import audit
-from papergym.build.general import GENERAL_CRITERIA
 from papergym.fakellm import Behaviour, FakeOpenAIServer
 from papergym.jsonl import read_jsonl, write_jsonl
+from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, Rubric
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)

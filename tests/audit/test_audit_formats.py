@@ -16,9 +16,9 @@ from papergym.audit.formats import (
     read_dataset,
     split_rubric_text,
 )
-from papergym.build.general import GENERAL_CRITERIA
 from papergym.errors import BadInputError
 from papergym.jsonl import write_jsonl
+from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, LeakageVerdict, Rubric
 
 

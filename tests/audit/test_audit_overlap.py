@@ -18,8 +18,8 @@ from papergym.audit.overlap import (
     sentences,
     stem,
 )
-from papergym.build.general import GENERAL_CRITERIA
 from papergym.embed import embed
+from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, LeakageVerdict, Rubric
 
 QUESTION = (

@@ -3,7 +3,7 @@ unicode, missing optional fields — the shapes an export could lose."""
 
 from __future__ import annotations
 
-from papergym.build.general import GENERAL_CRITERIA
+from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import (
     BuilderName,
     Criterion,

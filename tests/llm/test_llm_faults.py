@@ -21,7 +21,6 @@ import pytest
 from pydantic import BaseModel
 from typer.testing import CliRunner
 
-from papergym.build.llm_recipe import StageEvidence
 from papergym.cli import app
 from papergym.fakellm import Behaviour, FakeOpenAIServer, RawResponse
 from papergym.llm.cache import ResponseCache, cache_key
@@ -35,6 +34,7 @@ from papergym.llm.types import (
     LLMTruncatedError,
     Message,
 )
+from papergym.recipes.llm_recipe import StageEvidence
 
 ASK = [Message(role="user", content="Sort what this excerpt says into the four stages.")]
 

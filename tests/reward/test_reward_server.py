@@ -29,7 +29,7 @@ from papergym.records import Instance, Verdict
 from papergym.reward.offline import OfflineJudge
 from papergym.reward.reward import Judge, RubricReward
 from papergym.reward.server import RewardServer, create_app
-from papergym.testing.reward_load import LoadRequest, drive, mixed_instances, mixed_requests
+from support.reward_load import LoadRequest, drive, mixed_instances, mixed_requests
 
 Address = tuple[str, int]
 

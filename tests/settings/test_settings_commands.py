@@ -12,11 +12,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from papergym.build.output import BuildSettings, check_output, settings_for, start_output
 from papergym.cli import app
 from papergym.errors import BadInputError
 from papergym.jsonl import read_jsonl
 from papergym.llm.config import LLMConfig
+from papergym.recipes.output import BuildSettings, check_output, settings_for, start_output
 from papergym.records import Criterion, GeneralCriterion, Instance, Rubric
 from papergym.settings.models import PaperGymConfig
 
@@ -78,7 +78,7 @@ def _captured_build(monkeypatch: pytest.MonkeyPatch, *args: str) -> dict[str, An
         seen.append({"settings": settings.model_dump(), "config": resolved.resolved()})
         raise Stop
 
-    monkeypatch.setattr("papergym.build.command._run", stop)
+    monkeypatch.setattr("papergym.recipes.command._run", stop)
     result = runner.invoke(app, ["build", *args], env=NO_ENV)
     assert len(seen) == 1, result.output
     return seen[0]
@@ -163,7 +163,7 @@ def test_a_source_named_like_an_override_is_a_source_when_it_exists(
         seen.append(sources)
         raise Stop
 
-    monkeypatch.setattr("papergym.build.command.open_sources", stop)
+    monkeypatch.setattr("papergym.recipes.command.open_sources", stop)
     monkeypatch.chdir(tmp_path)
     Path("build.recipe=innov").mkdir()  # a folder of that name: a path, not an override
     result = runner.invoke(app, ["build", "build.recipe=innov", "-o", "o"], env=NO_ENV)

@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from papergym.build.general import GENERAL_CRITERIA
 from papergym.errors import BadInputError
 from papergym.jsonl import write_jsonl
+from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, Rubric
 from papergym.reward import runtime
 from papergym.reward.verl import KEYS

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from papergym.build.general import GENERAL_CRITERIA
 from papergym.export.trl import trl_rows
+from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, Rubric
 
 TOPICS = ("sparse attention", "long context", "protein folding", "auction design")

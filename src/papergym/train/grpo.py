@@ -58,6 +58,7 @@ GRPO_METRICS = {
 ``tokens_per_second`` counts prompt plus completion tokens of the sampled answers (TRL's
 ``num_tokens``) per wall second of the whole step: generation, judging and the update."""
 
+
 def run_grpo(
     ctx: StageContext,
     on_step: StepHook | None = None,

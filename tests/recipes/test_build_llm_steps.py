@@ -7,13 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from papergym.build.draft import PaperDraft
-from papergym.build.llm_recipe import LLMRecipe, section_units
-from papergym.build.steps import Reject, StepFolder, run_steps
 from papergym.fakellm import FakeOpenAIServer
 from papergym.fakellm.plausible import responder as plausible
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.recipes.draft import PaperDraft
+from papergym.recipes.llm_recipe import LLMRecipe, section_units
+from papergym.recipes.steps import Reject, StepFolder, run_steps
 from papergym.records import Paper, PaperMeta, Section, Stages
 
 Responder = Callable[[dict[str, Any]], dict[str, Any]]

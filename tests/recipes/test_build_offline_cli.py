@@ -10,10 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from papergym.build.text import has_numeric_result, numbers_in, prose_sentences
 from papergym.cli import app
 from papergym.export.parquet import read_parquet_instances
 from papergym.jsonl import read_jsonl
+from papergym.recipes.text import has_numeric_result, numbers_in, prose_sentences
 from papergym.records import Instance, Stages
 from support.papers import SHARED_PAPERS
 

@@ -4,8 +4,8 @@ paper → stages: map (per section or batch of short sections) and reduce (per s
 (field + background only) → reference (question + method/experiment only, no numbers) →
 candidates: R_A and R_Q (10 each) → filter generic and leaked candidates → merge by selection and
 ranking → top 10. A step that fails a quality gate gets one repair attempt, then returns a
-:class:`~papergym.build.steps.Reject` naming the gate. The leakage judge and the instance are
-added by :mod:`papergym.build.pipeline`.
+:class:`~papergym.recipes.steps.Reject` naming the gate. The leakage judge and the instance are
+added by :mod:`papergym.recipes.pipeline`.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from papergym.build.criteria import REVEAL_SIMILARITY
-from papergym.build.draft import Candidate, PaperDraft
-from papergym.build.general import GENERAL_CRITERIA
-from papergym.build.steps import Reject, Step
-from papergym.build.text import has_numeric_result, split_sentences, strip_numeric_results
 from papergym.embed import cosine_matrix, embed
 from papergym.llm.client import LLMClient
 from papergym.llm.types import Message
+from papergym.recipes.criteria import REVEAL_SIMILARITY
+from papergym.recipes.draft import Candidate, PaperDraft
+from papergym.recipes.general import GENERAL_CRITERIA
+from papergym.recipes.steps import Reject, Step
+from papergym.recipes.text import has_numeric_result, split_sentences, strip_numeric_results
 from papergym.records import (
     RUBRIC_SIZE,
     STAGE_NAMES,
@@ -120,7 +120,7 @@ class MergeOut(BaseModel):
 
 def prompt(name: str, **values: str) -> list[Message]:
     """A user message from ``prompts/NAME.md`` with ``$placeholders`` filled in."""
-    text = resources.files("papergym.build").joinpath("prompts", f"{name}.md").read_text("utf-8")
+    text = resources.files("papergym.recipes").joinpath("prompts", f"{name}.md").read_text("utf-8")
     return [Message(role="user", content=Template(text).substitute(values))]
 
 
@@ -173,7 +173,7 @@ class LLMRecipe:
 
     def steps(self) -> list[Step[PaperDraft]]:
         """stages → question → reference → rubric candidates → filter → merge (→ judge → instance,
-        added by :func:`papergym.build.pipeline.recipe_steps`)."""
+        added by :func:`papergym.recipes.pipeline.recipe_steps`)."""
         return [
             Step("stages", self.stages_step, ("stages",)),
             Step("question", self.question_step, ("question",)),

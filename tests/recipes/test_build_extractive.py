@@ -7,30 +7,30 @@ from pathlib import Path
 
 import pytest
 
-from papergym.build.criteria import RUBRIC_SIZE
-from papergym.build.extractive import (
+from papergym.errors import BadInputError
+from papergym.recipes.criteria import RUBRIC_SIZE
+from papergym.recipes.extractive import (
     BASELINE_WARNING,
     EXPERIMENT_HINTS,
     build_instance,
     extract_stages,
 )
-from papergym.build.general import GENERAL_CRITERIA
-from papergym.build.recipes import RECIPE_NAMES, recipe
-from papergym.build.sections import (
+from papergym.recipes.general import GENERAL_CRITERIA
+from papergym.recipes.sections import (
     assign_sections,
     clear_embedding_cache,
     heading_stage,
     method_terms,
     section_rule,
 )
-from papergym.build.text import (
+from papergym.recipes.specs import RECIPE_NAMES, recipe
+from papergym.recipes.text import (
     clean_markers,
     has_numeric_result,
     numbers_in,
     prose_sentences,
     split_sentences,
 )
-from papergym.errors import BadInputError
 from papergym.records import Drop, Instance, Paper, PaperMeta, Section, Stages
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

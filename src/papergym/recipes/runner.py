@@ -1,7 +1,7 @@
 """The build runner: owns the output folder, resume, concurrency, drops and progress.
 
-It runs any recipe's list of steps (:mod:`papergym.build.steps`; the lists are in
-:mod:`papergym.build.pipeline`) over the papers of the sources given. Layout of ``OUT/``::
+It runs any recipe's list of steps (:mod:`papergym.recipes.steps`; the lists are in
+:mod:`papergym.recipes.pipeline`) over the papers of the sources given. Layout of ``OUT/``::
 
     build.yaml                  the settings that decide the output (no endpoint URLs): a
                                 resumed build must match them (earlier releases: config.yaml)
@@ -21,7 +21,7 @@ a finished paper costs a stat of its files, an unfinished one continues from its
 step, and the LLM response cache makes any repeated call free, so killing a build at any point
 and running the same command again finishes it with no duplicates and no repeated calls.
 
-A drop is a property of the paper: a step's :class:`~papergym.build.steps.Reject` (a failed gate),
+A drop is a property of the paper: a step's :class:`~papergym.recipes.steps.Reject` (a failed gate),
 output still invalid after the LLM layer's repairs ("llm:output"), LaTeX that cannot be read
 ("ingest"). A failure of the endpoint (unreachable, 5xx or 4xx after retries, an answer still
 truncated after a larger budget, the budget spent) is not: such a paper is left unfinished, listed
@@ -40,15 +40,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from papergym.build.draft import PaperDraft
-from papergym.build.output import BuildSettings as BuildSettings
-from papergym.build.output import check_output as check_output
-from papergym.build.output import prepare_output as prepare_output
-from papergym.build.output import settings_for as settings_for
-from papergym.build.output import start_output as start_output
-from papergym.build.pipeline import first_line, recipe_steps
-from papergym.build.reading import SourceReader
-from papergym.build.steps import Reject, Step, StepFolder, dump_record, run_steps
 from papergym.errors import BadInputError
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.llm.client import LLMClient
@@ -60,6 +51,15 @@ from papergym.llm.types import (
     LLMTruncatedError,
 )
 from papergym.llm.usage import UsageTracker
+from papergym.recipes.draft import PaperDraft
+from papergym.recipes.output import BuildSettings as BuildSettings
+from papergym.recipes.output import check_output as check_output
+from papergym.recipes.output import prepare_output as prepare_output
+from papergym.recipes.output import settings_for as settings_for
+from papergym.recipes.output import start_output as start_output
+from papergym.recipes.pipeline import first_line, recipe_steps
+from papergym.recipes.reading import SourceReader
+from papergym.recipes.steps import Reject, Step, StepFolder, dump_record, run_steps
 from papergym.records import (
     BuildFailure,
     Drop,
@@ -187,7 +187,7 @@ class Builder:
     """Runs one build: reads each source when it is reached, runs the recipe's steps on each
     paper (resuming from the last finished step), then assembles the output files.
 
-    ``steps`` defaults to the recipe's list (:func:`papergym.build.pipeline.recipe_steps`); any
+    ``steps`` defaults to the recipe's list (:func:`papergym.recipes.pipeline.recipe_steps`); any
     list of steps over :class:`PaperDraft` ending in one that produces ``instance`` runs here.
     """
 

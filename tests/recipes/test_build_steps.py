@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from papergym.build.draft import PaperDraft
-from papergym.build.reading import SourceReader
-from papergym.build.runner import Builder, settings_for
-from papergym.build.steps import Reject, Step
 from papergym.llm.types import LLMTransportError
+from papergym.recipes.draft import PaperDraft
+from papergym.recipes.reading import SourceReader
+from papergym.recipes.runner import Builder, settings_for
+from papergym.recipes.steps import Reject, Step
 from papergym.records import Instance, Stages
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "papers" / "sparse-attention-toy"
@@ -67,7 +67,7 @@ class ToyRecipe:
         self.runs["instance"] += 1
         if self.fail_once and self.runs["instance"] == 1:
             raise LLMTransportError("endpoint down")  # not a drop: retried by the next run
-        from papergym.build.general import GENERAL_CRITERIA
+        from papergym.recipes.general import GENERAL_CRITERIA
         from papergym.records import Rubric
 
         paper = draft.paper
@@ -156,9 +156,9 @@ def first_reason(out: Path) -> str:
 
 @pytest.mark.parametrize("builder", ["extractive", "llm"])
 def test_every_recipe_list_ends_in_the_instance_step(builder: str) -> None:
-    from papergym.build.pipeline import recipe_steps
     from papergym.llm.client import LLMClient
     from papergym.llm.config import BackendConfig, LLMConfig
+    from papergym.recipes.pipeline import recipe_steps
 
     llm = LLMClient(LLMConfig(default=BackendConfig(model="m", base_url="http://127.0.0.1:9/v1")))
     for recipe in ("papergym", "innov", "design"):

@@ -1,7 +1,7 @@
 """The record a paper recipe passes from step to step, and the candidate criteria it carries.
 
 Each field is filled by one step and saved as ``papers/<id>/<field>.json`` (see
-:mod:`papergym.build.steps`): ``paper.json``, ``stages.json`` and ``instance.json`` keep the
+:mod:`papergym.recipes.steps`): ``paper.json``, ``stages.json`` and ``instance.json`` keep the
 names and contents older builds wrote, so their folders resume.
 """
 

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from papergym.build.general import GENERAL_CRITERIA
 from papergym.export.verl import ground_truth
+from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, Rubric
 
 _TOPICS: tuple[tuple[str, str, tuple[str, ...]], ...] = (

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from papergym.build.draft import PaperDraft
-from papergym.build.steps import Reject, Step, in_thread
 from papergym.llm.client import LLMClient
 from papergym.llm.types import LLMOutputError
+from papergym.recipes.draft import PaperDraft
+from papergym.recipes.steps import Reject, Step, in_thread
 from papergym.records import Drop, Instance, LeakageVerdict, RecipeName
 from papergym.redact import redact
 
@@ -37,7 +37,7 @@ def recipe_steps(
         return extractive_steps(recipe)
     if llm is None:
         raise ValueError("the LLM builder needs an LLM client")
-    from papergym.build.llm_recipe import LLMRecipe
+    from papergym.recipes.llm_recipe import LLMRecipe
 
     steps = LLMRecipe(llm, recipe, max_unit_words).steps()
     if leakage_judge:
@@ -48,7 +48,7 @@ def recipe_steps(
 
 def extractive_steps(recipe: RecipeName) -> list[Step[PaperDraft]]:
     """The offline baseline: its two entry points, each on a worker thread."""
-    from papergym.build.extractive import build_instance, extract_stages
+    from papergym.recipes.extractive import build_instance, extract_stages
 
     def stages(draft: PaperDraft) -> PaperDraft:
         return draft.model_copy(update={"stages": extract_stages(draft.paper)})

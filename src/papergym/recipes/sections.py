@@ -17,8 +17,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from papergym.build.text import mentions_own_work, prose_sentences, split_sentences
 from papergym.embed import embed
+from papergym.recipes.text import mentions_own_work, prose_sentences, split_sentences
 from papergym.records import Paper, Section, StageName
 
 Vectors = npt.NDArray[np.float32]

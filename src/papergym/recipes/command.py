@@ -20,18 +20,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from papergym.build.reading import SourceReader
-from papergym.build.runner import (
-    Builder,
-    BuildResult,
-    BuildSettings,
-    ProgressHook,
-    check_output,
-    open_sources,
-    settings_for,
-    start_output,
-    usage_json,
-)
 from papergym.cliutil import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -50,6 +38,18 @@ from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig
 from papergym.llm.report import usage_table
 from papergym.llm.types import LLMError, Role
+from papergym.recipes.reading import SourceReader
+from papergym.recipes.runner import (
+    Builder,
+    BuildResult,
+    BuildSettings,
+    ProgressHook,
+    check_output,
+    open_sources,
+    settings_for,
+    start_output,
+    usage_json,
+)
 from papergym.records import BuilderName
 from papergym.redact import redact
 from papergym.settings.cli import (

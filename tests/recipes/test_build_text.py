@@ -1,6 +1,6 @@
-"""Sentence splitting, the numeric-result rule and the criterion templates (papergym.build.text).
+"""Sentence splitting, the numeric-result rule and the criterion templates (papergym.recipes.text).
 
-The general rules live in :mod:`papergym.text`; ``papergym.build.text`` re-exports them.
+The general rules live in :mod:`papergym.text`; ``papergym.recipes.text`` re-exports them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import papergym.text
-from papergym.build.text import (
+from papergym.recipes.text import (
     as_plan_criterion,
     clean_markers,
     content_words,
@@ -394,7 +394,7 @@ def test_as_plan_criterion_lowercases_ordinary_words_only() -> None:
 
 def test_general_rules_live_below_the_build() -> None:
     """The reward imports the lower module, which imports nothing of the build."""
-    import papergym.build.text as build_text
+    import papergym.recipes.text as build_text
     import papergym.reward.offline as offline
 
     assert build_text.split_sentences is papergym.text.split_sentences

@@ -7,8 +7,8 @@ template; the reference answer is the solution/experiment sentences; criteria ar
 central of those sentences turned into "The plan ..." statements. It is deterministic (ties go
 to the earlier sentence), offline, and a baseline: every instance says so in its warnings.
 
-Section routing and the paper's own names are in ``papergym.build.sections``; criterion writing,
-the overlap gate, deduplication and ranking in ``papergym.build.criteria``. This module is the
+Section routing and the paper's own names are in ``papergym.recipes.sections``; criterion writing,
+the overlap gate, deduplication and ranking in ``papergym.recipes.criteria``. This module is the
 recipe, read top to bottom: ``extract_stages`` (sentences per stage), then ``build_instance``
 (question, reference answer, rubric).
 """
@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from papergym.build.criteria import (
+from papergym.embed import cosine_matrix
+from papergym.recipes.criteria import (
     ANAPHORA,
     DUPLICATE_SIMILARITY,
     REVEAL_SIMILARITY,
@@ -34,9 +35,8 @@ from papergym.build.criteria import (
     rubric_note,
     select_criteria,
 )
-from papergym.build.general import GENERAL_CRITERIA
-from papergym.build.recipes import RecipeSpec, recipe
-from papergym.build.sections import (
+from papergym.recipes.general import GENERAL_CRITERIA
+from papergym.recipes.sections import (
     SCORE_DIGITS,
     Vectors,
     assign_sections,
@@ -44,7 +44,8 @@ from papergym.build.sections import (
     mentions_term,
     method_terms,
 )
-from papergym.build.text import (
+from papergym.recipes.specs import RecipeSpec, recipe
+from papergym.recipes.text import (
     clean_markers,
     has_numeric_result,
     has_result_claim,
@@ -55,7 +56,6 @@ from papergym.build.text import (
     strip_numeric_results,
     talks_about_document,
 )
-from papergym.embed import cosine_matrix
 from papergym.records import (
     Criterion,
     Drop,

@@ -14,9 +14,10 @@ from typing import Literal
 
 import numpy as np
 
-from papergym.build.recipes import STAGE_DIMENSION, RecipeSpec
-from papergym.build.sections import SCORE_DIGITS, Vectors, cached_vectors
-from papergym.build.text import (
+from papergym.embed import cosine_matrix
+from papergym.recipes.sections import SCORE_DIGITS, Vectors, cached_vectors
+from papergym.recipes.specs import STAGE_DIMENSION, RecipeSpec
+from papergym.recipes.text import (
     as_plan_criterion,
     content_words,
     has_numeric_result,
@@ -25,7 +26,6 @@ from papergym.build.text import (
     talks_about_document,
     without_lead_in,
 )
-from papergym.embed import cosine_matrix
 from papergym.records import RUBRIC_SIZE, StageName
 
 # MiniLM cosine: paraphrases score about 0.8 and above, near-duplicates above 0.85.

@@ -17,9 +17,9 @@ import pytest
 from synthetic_papers import PAPERS
 
 import papergym
-from papergym.build.extractive import _QUESTION_ENDINGS, build_instance, extract_stages
-from papergym.build.sections import assign_sections, heading_stage
-from papergym.build.text import is_plan_statement
+from papergym.recipes.extractive import _QUESTION_ENDINGS, build_instance, extract_stages
+from papergym.recipes.sections import assign_sections, heading_stage
+from papergym.recipes.text import is_plan_statement
 from papergym.records import Instance
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -16,11 +16,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from papergym.build.reading import relative_source as _relative
 from papergym.cli import app
 from papergym.fakellm import Behaviour, FakeOpenAIServer, error_response
 from papergym.fakellm.plausible import responder
 from papergym.jsonl import read_jsonl
+from papergym.recipes.reading import relative_source as _relative
 from papergym.records import BuildFailure, Drop, Instance, Paper
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "papers"
