@@ -96,3 +96,18 @@ def test_export_schema_derivation_fails_loudly_on_unmapped_types() -> None:
 
     with pytest.raises(TypeError, match=r"odd\.mapping"):
         arrow_type(Odd, "odd")
+
+
+def test_an_empty_split_is_left_out_of_the_dataset_and_the_rest_loads(tmp_path: Path) -> None:
+    """A one-paper build split 50/50 leaves one split empty: the export must still load."""
+    from datasets import load_from_disk
+
+    from papergym.export.hf import save_splits
+
+    rows = write_trl(sample_instances(), tmp_path / "full")
+    assert rows.rows == {"train": 3}
+    train = load_from_disk(str(tmp_path / "full" / "dataset"))["train"].to_list()
+    save_splits(tmp_path / "dataset", {"train": train, "test": []}, TRL_SCHEMA)
+    loaded = load_from_disk(str(tmp_path / "dataset"))
+    assert list(loaded) == ["train"]
+    assert loaded["train"].to_list() == train

@@ -66,7 +66,11 @@ def save_splits(target: Path, splits: dict[str, list[dict[str, Any]]], schema: p
 
     disable_progress_bar()  # the export prints its own summary; per-shard bars are noise
 
-    dataset = DatasetDict({name: dataset_from_rows(rows, schema) for name, rows in splits.items()})
+    # An empty split is left out: `datasets` saves it as a folder it cannot load back (a one-paper
+    # build split 50/50 has one). The split's parquet file is still written, with its columns.
+    dataset = DatasetDict(
+        {name: dataset_from_rows(rows, schema) for name, rows in splits.items() if rows}
+    )
     return replace_dir(target, lambda tmp: dataset.save_to_disk(str(tmp)))
 
 
