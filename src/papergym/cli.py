@@ -34,6 +34,9 @@ from papergym.cliutil import (
     stdout,
 )
 from papergym.errors import BadInputError
+from papergym.eval.command import EVAL_EPILOG, eval_command
+from papergym.eval.compare import compare as compare_command
+from papergym.eval.report import report as report_command
 from papergym.export.command import export as export_command
 from papergym.fakellm.command import FAKE_LLM_EPILOG
 from papergym.fakellm.command import fake_llm as fake_llm_command
@@ -93,6 +96,9 @@ app.command("serve-reward", epilog=SERVE_REWARD_EPILOG)(serve_reward_command)
 app.command("check-reward")(check_reward_command)
 app.command("calibrate-reward")(calibrate_reward_command)
 app.command("fake-llm", epilog=FAKE_LLM_EPILOG)(fake_llm_command)
+app.command("report")(report_command)
+app.command("eval", epilog=EVAL_EPILOG)(eval_command)
+app.command("compare")(compare_command)
 app.add_typer(train_app)
 app.add_typer(config_app)
 

@@ -1,0 +1,2 @@
+"""Evaluation: ``papergym eval`` (answers, scores, summary with intervals), ``compare`` and
+``report``."""

@@ -1,0 +1,212 @@
+"""Generation and scoring for ``papergym eval``: each system answers every question N times
+through the LLM layer, and the rubric reward scores each answer; both resume."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from papergym.eval.log import RecordLog
+from papergym.eval.records import EvalAnswer, EvalQuestion, EvalScore, EvalVerdict
+from papergym.eval.systems import ResolvedSystem
+from papergym.export.common import chat_prompt
+from papergym.llm.client import LLMClient
+from papergym.llm.config import LLMConfig
+from papergym.llm.types import LLMTransportError, LLMTruncatedError, Message, SamplingParams
+from papergym.llm.usage import UsageTracker
+from papergym.records import Instance, Score
+from papergym.reward.reward import RubricReward
+from papergym.reward.scoring import specific_score
+
+Key = tuple[str, str, int]
+"""(system, instance id, sample): what one answer and its score are keyed by."""
+
+Progress = Callable[[int], None]
+
+
+@dataclass
+class Generation:
+    """What generating left: the answers (old and new) and the calls that failed."""
+
+    answers: list[EvalAnswer]
+    failures: list[str] = field(default_factory=list)
+
+
+def system_client(system: ResolvedSystem, llm: LLMConfig, tracker: UsageTracker) -> LLMClient:
+    """A client whose policy role is the system (the cache and prices of ``llm`` kept)."""
+    config = LLMConfig(
+        roles={"policy": system.backend},
+        prices=llm.prices,
+        cache=llm.cache,
+        cache_dir=llm.cache_dir,
+        budget_usd=llm.budget_usd,
+        budget_tokens=llm.budget_tokens,
+    )
+    return _client(config, tracker)
+
+
+def _client(config: LLMConfig, tracker: UsageTracker) -> LLMClient:
+    from papergym.llm.cache import ResponseCache, default_cache_dir
+
+    cache = None
+    if config.cache:
+        cache = ResponseCache((config.cache_dir or default_cache_dir()) / "responses.sqlite")
+    return LLMClient(config, cache=cache, tracker=tracker)
+
+
+def messages_for(instance: Instance, system_prompt: str | None) -> list[Message]:
+    """The chat prompt training used: the optional system message, then the question."""
+    return [Message.model_validate(m) for m in chat_prompt(instance.question, system_prompt)]
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+async def generate(
+    system: ResolvedSystem,
+    client: LLMClient,
+    instances: Sequence[Instance],
+    params: SamplingParams,
+    samples: int,
+    log: RecordLog[EvalAnswer],
+    done: set[Key],
+    progress: Progress | None = None,
+) -> list[str]:
+    """Answers not in ``done``, appended to ``log`` as each finishes; returns the failures.
+
+    An answer cut at max_tokens is recorded with its error (it will be unscored, never 0);
+    an endpoint failure is not recorded, so running the command again asks again.
+    """
+    name = system.record.name
+    failures: list[str] = []
+
+    async def one(instance: Instance, sample: int) -> None:
+        messages = messages_for(instance, system.system_prompt)
+        try:
+            result = await client.call(
+                "policy", messages, params=params, stage=f"eval:{name}", sample_index=sample
+            )
+            record = EvalAnswer(
+                system=name,
+                instance_id=instance.id,
+                sample=sample,
+                answer=result.text,
+                words=_words(result.text),
+                finish_reason=result.finish_reason,
+            )
+        except LLMTruncatedError:
+            record = EvalAnswer(
+                system=name,
+                instance_id=instance.id,
+                sample=sample,
+                answer="",
+                words=0,
+                finish_reason="length",
+                error=f"answer cut at max_tokens={params.max_tokens}",
+            )
+        except LLMTransportError as error:
+            failures.append(f"{name}: {error}")
+            return
+        log.append([record])
+        if progress is not None:
+            progress(1)
+
+    await asyncio.gather(
+        *(
+            one(instance, sample)
+            for instance in instances
+            for sample in range(samples)
+            if (name, instance.id, sample) not in done
+        )
+    )
+    return failures
+
+
+def eval_question(instance: Instance) -> EvalQuestion:
+    """What a report shows of a question: its text and every criterion's text by id."""
+    criteria = {c.id: c.text for c in instance.rubric.specific}
+    criteria |= {c.id: c.text for c in instance.rubric.general}
+    return EvalQuestion(instance_id=instance.id, question=instance.question, criteria=criteria)
+
+
+def _dimension_score(score: Score, instance: Instance, dimension: str) -> float | None:
+    ids = {c.id for c in instance.rubric.specific if c.dimension == dimension}
+    verdicts = [v for v in score.verdicts if v.kind == "specific" and v.criterion_id in ids]
+    if not verdicts:
+        return None
+    return specific_score(verdicts, score.normalisation)
+
+
+def eval_score(answer: EvalAnswer, instance: Instance, score: Score) -> EvalScore:
+    """The reward's score as an eval record, each verdict with its criterion's dimension and
+    rank, and the specific score split by dimension."""
+    criteria = {c.id: c for c in instance.rubric.specific}
+    verdicts = tuple(
+        EvalVerdict(
+            criterion_id=v.criterion_id,
+            kind=v.kind,
+            dimension=criteria[v.criterion_id].dimension
+            if v.kind == "specific" and v.criterion_id in criteria
+            else None,
+            rank=criteria[v.criterion_id].rank
+            if v.kind == "specific" and v.criterion_id in criteria
+            else None,
+            weight=v.weight,
+            passed=v.passed,
+            reason=v.reason,
+        )
+        for v in score.verdicts
+    )
+    scored = score.value is not None
+    return EvalScore(
+        system=answer.system,
+        instance_id=answer.instance_id,
+        sample=answer.sample,
+        value=score.value,
+        specific=score.specific,
+        general=score.general,
+        method=_dimension_score(score, instance, "method") if scored else None,
+        experiment=_dimension_score(score, instance, "experiment") if scored else None,
+        words=answer.words,
+        verdicts=verdicts,
+        unscored_reason=score.unscored_reason,
+        judge=score.judge,
+        answer_truncated=score.answer_truncated,
+    )
+
+
+def unscored_answer(answer: EvalAnswer, judge: str) -> EvalScore:
+    """The score of an answer that never came (cut at max_tokens): unscored, never 0."""
+    return EvalScore(
+        system=answer.system,
+        instance_id=answer.instance_id,
+        sample=answer.sample,
+        value=None,
+        words=answer.words,
+        unscored_reason=f"no answer: {answer.error}",
+        judge=judge,
+    )
+
+
+async def score_answers(
+    reward: RubricReward,
+    answers: Sequence[EvalAnswer],
+    instances: dict[str, Instance],
+    log: RecordLog[EvalScore],
+    progress: Progress | None = None,
+) -> None:
+    """Scores of ``answers``, appended to ``log`` as each verdict comes back."""
+
+    async def one(answer: EvalAnswer) -> None:
+        if answer.error is not None:
+            record = unscored_answer(answer, reward.judge.name)
+        else:
+            instance = instances[answer.instance_id]
+            record = eval_score(answer, instance, await reward.ascore(instance, answer.answer))
+        log.append([record])
+        if progress is not None:
+            progress(1)
+
+    await asyncio.gather(*(one(a) for a in answers))

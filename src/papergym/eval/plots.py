@@ -1,0 +1,527 @@
+"""Small SVG plots for ``papergym report``: bars with intervals, heatmaps, box plots, scatters,
+stacked bars and forest plots.
+
+Our own few hundred lines rather than matplotlib: the report must open with no network and no
+external files, and inline SVG is text we control (every label is escaped, so a system name or
+criterion id holding markup is drawn as text). Each function returns one ``<svg>`` element that
+scales to its container's width. Nothing here reads files or knows about records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html import escape
+
+# Okabe-Ito: distinguishable with the common colour-vision deficiencies.
+PALETTE = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#000000",
+)
+FONT = "font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif"
+MISSING = "#e0e0e0"
+
+
+@dataclass(frozen=True)
+class Point:
+    """A value with an optional interval (None: not measured, drawn as 'n/a')."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class Series:
+    """One system's values, one per category."""
+
+    name: str
+    points: Sequence[Point]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One part of a stacked bar (a share in [0, 1]) with its interval."""
+
+    name: str
+    value: float
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass
+class _Canvas:
+    width: int
+    height: int
+    title: str
+    parts: list[str] = field(default_factory=list)
+
+    def add(self, element: str) -> None:
+        self.parts.append(element)
+
+    def text(
+        self,
+        x: float,
+        y: float,
+        content: str,
+        *,
+        anchor: str = "start",
+        size: int = 11,
+        weight: str = "normal",
+        rotate: float | None = None,
+        fill: str = "#222",
+    ) -> None:
+        transform = f' transform="rotate({rotate:g} {x:.1f} {y:.1f})"' if rotate else ""
+        self.add(
+            f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" '
+            f'font-weight="{weight}" fill="{fill}"{transform}>{escape(content)}</text>'
+        )
+
+    def line(
+        self, x1: float, y1: float, x2: float, y2: float, stroke: str = "#222", **extra: str
+    ) -> None:
+        attributes = "".join(f' {key.replace("_", "-")}="{value}"' for key, value in extra.items())
+        self.add(
+            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+            f'stroke="{stroke}"{attributes}/>'
+        )
+
+    def rect(
+        self, x: float, y: float, w: float, h: float, fill: str, tooltip: str | None = None
+    ) -> None:
+        inner = f"<title>{escape(tooltip)}</title>" if tooltip else ""
+        self.add(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0.0):.1f}" height="{max(h, 0.0):.1f}" '
+            f'fill="{fill}">{inner}</rect>'
+        )
+
+    def render(self) -> str:
+        body = "\n".join(self.parts)
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" '
+            f'viewBox="0 0 {self.width} {self.height}" style="{FONT};max-width:{self.width}px" '
+            f'width="100%"><title>{escape(self.title)}</title>\n'
+            f'<rect width="{self.width}" height="{self.height}" fill="#fff"/>\n'
+            f"{body}\n</svg>"
+        )
+
+
+def colour(index: int) -> str:
+    """The palette colour of the ``index``-th system (cycling)."""
+    return PALETTE[index % len(PALETTE)]
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values covering [low, high]."""
+    if high <= low:
+        high = low + 1.0
+    raw = (high - low) / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    first = math.floor(low / step + 1e-9)
+    last = math.ceil(high / step - 1e-9)  # the last tick reaches the highest value
+    return [round(k * step, 10) for k in range(first, last + 1)]
+
+
+def _tick_label(value: float) -> str:
+    return f"{value:g}" if abs(value) >= 1e-9 else "0"
+
+
+def _legend(canvas: _Canvas, names: Sequence[str], x: float, y: float) -> None:
+    for index, name in enumerate(names):
+        canvas.rect(x, y + index * 16 - 9, 10, 10, colour(index))
+        canvas.text(x + 15, y + index * 16, name)
+
+
+def bar_chart(
+    title: str,
+    categories: Sequence[str],
+    series: Sequence[Series],
+    *,
+    y_label: str = "",
+    y_range: tuple[float, float] | None = (0.0, 1.0),
+    width: int = 720,
+) -> str:
+    """Grouped vertical bars (one group per category, one bar per series) with interval
+    whiskers; a missing value is drawn as 'n/a' instead of a bar."""
+    height = 300
+    legend_width = 150 if len(series) > 1 else 0
+    left, right, top, bottom = 56, 16 + legend_width, 30, 58
+    canvas = _Canvas(width, height, title)
+    canvas.text(left, 18, title, size=13, weight="bold")
+    values = [
+        v for s in series for p in s.points for v in (p.value, p.low, p.high) if v is not None
+    ]
+    if y_range is None:
+        y_low = min([0.0, *values])
+        y_high = max([1e-9, *values]) * 1.1
+    else:
+        y_low, y_high = y_range
+    ticks = _nice_ticks(y_low, y_high)
+    y_low, y_high = min(y_low, ticks[0]), max(y_high, ticks[-1])
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def y_of(value: float) -> float:
+        return top + plot_h * (1 - (value - y_low) / (y_high - y_low))
+
+    for tick in ticks:
+        canvas.line(left, y_of(tick), left + plot_w, y_of(tick), stroke="#e6e6e6")
+        canvas.text(left - 6, y_of(tick) + 4, _tick_label(tick), anchor="end", size=10)
+    baseline = y_of(max(y_low, min(0.0, y_high)))
+    canvas.line(left, baseline, left + plot_w, baseline)
+    if y_label:
+        canvas.text(14, top + plot_h / 2, y_label, anchor="middle", rotate=-90)
+    group_w = plot_w / max(len(categories), 1)
+    bar_w = min(40.0, group_w * 0.8 / max(len(series), 1))
+    for c_index, category in enumerate(categories):
+        group_x = left + c_index * group_w + (group_w - bar_w * len(series)) / 2
+        for s_index, one in enumerate(series):
+            point = one.points[c_index]
+            x = group_x + s_index * bar_w
+            if point.value is None:
+                canvas.text(x + bar_w / 2, baseline - 4, "n/a", anchor="middle", size=9)
+                continue
+            y_value = y_of(point.value)
+            tooltip = f"{one.name} · {category}: {_fmt(point.value, 3)}"
+            if point.low is not None and point.high is not None:
+                tooltip += f" [{_fmt(point.low, 3)}, {_fmt(point.high, 3)}]"
+            canvas.rect(
+                x + 1,
+                min(y_value, baseline),
+                bar_w - 2,
+                abs(baseline - y_value),
+                colour(s_index),
+                tooltip,
+            )
+            if point.low is not None and point.high is not None:
+                middle = x + bar_w / 2
+                canvas.line(middle, y_of(point.low), middle, y_of(point.high), stroke_width="1.5")
+                for end in (point.low, point.high):
+                    canvas.line(middle - 4, y_of(end), middle + 4, y_of(end), stroke_width="1.5")
+        canvas.text(
+            left + (c_index + 0.5) * group_w, height - bottom + 16, category, anchor="middle"
+        )
+    if legend_width:
+        _legend(canvas, [s.name for s in series], width - legend_width + 4, top + 10)
+    return canvas.render()
+
+
+def _blend(value: float) -> str:
+    """Pale grey-blue (0, still visible as a cell on white) to dark blue (1)."""
+    value = max(0.0, min(1.0, value))
+    r = round(0xF0 + (0x08 - 0xF0) * value)
+    g = round(0xF3 + (0x45 - 0xF3) * value)
+    b = round(0xF7 + (0x94 - 0xF7) * value)
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def heatmap(
+    title: str,
+    rows: Sequence[str],
+    columns: Sequence[str],
+    values: Sequence[Sequence[float | None]],
+    *,
+    tooltips: Sequence[Sequence[str]] | None = None,
+) -> str:
+    """A table of rates in [0, 1] as coloured cells with the value written in each; None is a
+    grey 'n/a' cell."""
+    cell_w, cell_h = 54, 26
+    left = min(16 + 7 * max((len(r) for r in rows), default=4), 220)
+    longest = min(max((len(c) for c in columns), default=2), 24)
+    slanted = longest > 4  # short labels (ranks) fit upright over their column
+    # slanted labels are written at 45°: each reaches about 4.6 px up and right per character
+    top = 34 + round(4.6 * longest) if slanted else 40
+    reach = round(4.6 * longest) if slanted else 0
+    width = max(left + cell_w * len(columns) + reach + 8, 16 + 7 * len(title))
+    height = top + cell_h * len(rows) + 12
+    canvas = _Canvas(width, height, title)
+    canvas.text(8, 18, title, size=13, weight="bold")
+    for c_index, column in enumerate(columns):
+        x = left + (c_index + 0.5) * cell_w
+        if slanted:
+            canvas.text(x + 4, top - 6, column[:24], rotate=-45, size=10)
+        else:
+            canvas.text(x, top - 6, column, anchor="middle", size=10)
+    for r_index, row in enumerate(rows):
+        y = top + r_index * cell_h
+        canvas.text(left - 6, y + cell_h / 2 + 4, row[:30], anchor="end")
+        for c_index, value in enumerate(values[r_index]):
+            x = left + c_index * cell_w
+            tooltip = tooltips[r_index][c_index] if tooltips else f"{row} · {columns[c_index]}"
+            fill = MISSING if value is None else _blend(value)
+            canvas.rect(x + 1, y + 1, cell_w - 2, cell_h - 2, fill, tooltip)
+            ink = "#fff" if value is not None and value > 0.55 else "#222"
+            canvas.text(
+                x + cell_w / 2, y + cell_h / 2 + 4, _fmt(value), anchor="middle", size=10, fill=ink
+            )
+    return canvas.render()
+
+
+def _quantile(sorted_values: Sequence[float], q: float) -> float:
+    position = (len(sorted_values) - 1) * q
+    below = math.floor(position)
+    above = min(below + 1, len(sorted_values) - 1)
+    return sorted_values[below] + (sorted_values[above] - sorted_values[below]) * (position - below)
+
+
+def box_plot(
+    title: str, groups: Sequence[tuple[str, Sequence[float]]], *, x_label: str = ""
+) -> str:
+    """Horizontal box plots (quartiles, median, whiskers to 1.5 IQR, outliers as dots), one per
+    group, on a shared axis."""
+    row_h = 34
+    left, right, top, bottom = (
+        16 + min(7 * max((len(n) for n, _ in groups), default=4), 180),
+        24,
+        30,
+        40,
+    )
+    width = 720
+    height = top + row_h * max(len(groups), 1) + bottom
+    canvas = _Canvas(width, height, title)
+    canvas.text(8, 18, title, size=13, weight="bold")
+    everything = [v for _, values in groups for v in values]
+    high = max(everything, default=1.0)
+    ticks = _nice_ticks(0.0, high if high > 0 else 1.0)
+    x_high = ticks[-1]
+    plot_w = width - left - right
+
+    def x_of(value: float) -> float:
+        return left + plot_w * value / x_high
+
+    for tick in ticks:
+        canvas.line(x_of(tick), top, x_of(tick), height - bottom, stroke="#e6e6e6")
+        canvas.text(x_of(tick), height - bottom + 14, _tick_label(tick), anchor="middle", size=10)
+    if x_label:
+        canvas.text(left + plot_w / 2, height - 8, x_label, anchor="middle")
+    for index, (name, raw) in enumerate(groups):
+        middle = top + index * row_h + row_h / 2
+        canvas.text(left - 6, middle + 4, name[:30], anchor="end")
+        values = sorted(raw)
+        if not values:
+            canvas.text(left + 4, middle + 4, "no answers", size=10)
+            continue
+        q1, median, q3 = (_quantile(values, q) for q in (0.25, 0.5, 0.75))
+        reach = 1.5 * (q3 - q1)
+        inside = [v for v in values if q1 - reach <= v <= q3 + reach]
+        low, high_whisker = inside[0], inside[-1]
+        ink = colour(index)
+        canvas.line(x_of(low), middle, x_of(high_whisker), middle, stroke=ink)
+        for end in (low, high_whisker):
+            canvas.line(x_of(end), middle - 6, x_of(end), middle + 6, stroke=ink)
+        canvas.rect(
+            x_of(q1),
+            middle - 10,
+            x_of(q3) - x_of(q1),
+            20,
+            ink,
+            f"{name}: median {median:g}, quartiles {q1:g}–{q3:g}, n {len(values)}",
+        )
+        # white on the box; in the group's colour when the box has no width (equal quartiles)
+        median_ink = "#fff" if x_of(q3) - x_of(q1) > 4 else ink
+        canvas.line(
+            x_of(median),
+            middle - 10,
+            x_of(median),
+            middle + 10,
+            stroke=median_ink,
+            stroke_width="2",
+        )
+        for outlier in (v for v in values if v < low or v > high_whisker):
+            canvas.add(
+                f'<circle cx="{x_of(outlier):.1f}" cy="{middle:.1f}" r="2.5" fill="none" '
+                f'stroke="{ink}"/>'
+            )
+    return canvas.render()
+
+
+def scatter(
+    title: str,
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    *,
+    x_label: str = "",
+    y_label: str = "",
+    legend: Sequence[str] | None = None,
+    y_range: tuple[float, float] = (0.0, 1.0),
+) -> str:
+    """Points of several series on shared axes; ``legend`` gives each series' legend line (for
+    example its name with a correlation)."""
+    width, height = 720, 340
+    legend_width = 230
+    left, right, top, bottom = 56, 16 + legend_width, 30, 44
+    canvas = _Canvas(width, height, title)
+    canvas.text(left, 18, title, size=13, weight="bold")
+    xs = [x for _, points in series for x, _ in points]
+    x_ticks = _nice_ticks(0.0, max(xs, default=1.0) or 1.0)
+    y_ticks = _nice_ticks(*y_range)
+    x_high = x_ticks[-1]
+    y_low, y_high = y_ticks[0], y_ticks[-1]
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def x_of(value: float) -> float:
+        return left + plot_w * value / x_high
+
+    def y_of(value: float) -> float:
+        return top + plot_h * (1 - (value - y_low) / (y_high - y_low))
+
+    for tick in y_ticks:
+        canvas.line(left, y_of(tick), left + plot_w, y_of(tick), stroke="#e6e6e6")
+        canvas.text(left - 6, y_of(tick) + 4, _tick_label(tick), anchor="end", size=10)
+    for tick in x_ticks:
+        canvas.text(x_of(tick), top + plot_h + 14, _tick_label(tick), anchor="middle", size=10)
+    canvas.line(left, top + plot_h, left + plot_w, top + plot_h)
+    canvas.line(left, top, left, top + plot_h)
+    if x_label:
+        canvas.text(left + plot_w / 2, height - 8, x_label, anchor="middle")
+    if y_label:
+        canvas.text(14, top + plot_h / 2, y_label, anchor="middle", rotate=-90)
+    for index, (_, points) in enumerate(series):
+        for x, y in points:
+            canvas.add(
+                f'<circle cx="{x_of(x):.1f}" cy="{y_of(y):.1f}" r="3" fill="{colour(index)}" '
+                'fill-opacity="0.6"/>'
+            )
+    _legend(
+        canvas, list(legend or [name for name, _ in series]), width - legend_width + 4, top + 10
+    )
+    return canvas.render()
+
+
+def stacked_bars(
+    title: str,
+    rows: Sequence[tuple[str, Sequence[Segment]]],
+    *,
+    colours: Sequence[str] = ("#009E73", "#BBBBBB", "#D55E00"),
+) -> str:
+    """Horizontal bars of shares (win / tie / loss) summing to at most 1, one per row, with
+    each segment's interval drawn as a whisker around its right edge (the first segment) or its
+    left edge (the last one), where a reader compares them."""
+    row_h = 34
+    left = 16 + min(7 * max((len(n) for n, _ in rows), default=4), 200)
+    right, top, bottom = 24, 30, 50
+    width = 720
+    height = top + row_h * max(len(rows), 1) + bottom
+    canvas = _Canvas(width, height, title)
+    canvas.text(8, 18, title, size=13, weight="bold")
+    plot_w = width - left - right
+
+    def x_of(value: float) -> float:
+        return left + plot_w * max(0.0, min(1.0, value))
+
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        canvas.line(x_of(tick), top, x_of(tick), height - bottom, stroke="#e6e6e6")
+        canvas.text(x_of(tick), height - bottom + 14, _tick_label(tick), anchor="middle", size=10)
+    names: list[str] = []
+    for index, (label, segments) in enumerate(rows):
+        middle = top + index * row_h + row_h / 2
+        canvas.text(left - 6, middle + 4, label[:32], anchor="end")
+        start = 0.0
+        for s_index, segment in enumerate(segments):
+            if segment.name not in names:
+                names.append(segment.name)
+            tooltip = f"{label} · {segment.name}: {segment.value:.3f}"
+            if segment.low is not None and segment.high is not None:
+                tooltip += f" [{segment.low:.3f}, {segment.high:.3f}]"
+            canvas.rect(
+                x_of(start),
+                middle - 11,
+                x_of(start + segment.value) - x_of(start),
+                22,
+                colours[s_index % len(colours)],
+                tooltip,
+            )
+            if segment.value >= 0.06:
+                canvas.text(
+                    x_of(start + segment.value / 2),
+                    middle + 4,
+                    f"{segment.value:.0%}",
+                    anchor="middle",
+                    size=10,
+                    fill="#fff" if s_index != 1 else "#222",
+                )
+            start += segment.value
+        # the win interval above the bar's middle, the loss interval below, so they never hide
+        # each other
+        if segments and segments[0].low is not None and segments[0].high is not None:
+            _whisker(canvas, x_of(segments[0].low), x_of(segments[0].high), middle - 5)
+        last = segments[-1] if len(segments) > 1 else None
+        if last is not None and last.low is not None and last.high is not None:
+            _whisker(canvas, x_of(1 - last.high), x_of(1 - last.low), middle + 5)
+    for s_index, name in enumerate(names):
+        x = left + s_index * 110
+        canvas.rect(x, height - 22, 10, 10, colours[s_index % len(colours)])
+        canvas.text(x + 15, height - 13, name)
+    return canvas.render()
+
+
+def _whisker(canvas: _Canvas, x1: float, x2: float, y: float) -> None:
+    canvas.line(x1, y, x2, y, stroke_width="1.5")
+    for x in (x1, x2):
+        canvas.line(x, y - 4, x, y + 4, stroke_width="1.5")
+
+
+def forest_plot(
+    title: str,
+    rows: Sequence[tuple[str, Point]],
+    *,
+    reference: float = 0.0,
+    x_range: tuple[float, float] | None = None,
+    x_label: str = "",
+) -> str:
+    """One estimate per row as a dot with its interval, against a dashed reference line (0
+    for differences, chance for a position-bias rate)."""
+    row_h = 28
+    left = 16 + min(7 * max((len(n) for n, _ in rows), default=4), 260)
+    right, top, bottom = 24, 30, 44
+    width = 720
+    height = top + row_h * max(len(rows), 1) + bottom
+    canvas = _Canvas(width, height, title)
+    canvas.text(8, 18, title, size=13, weight="bold")
+    ends = [v for _, p in rows for v in (p.value, p.low, p.high) if v is not None]
+    if x_range is None:
+        reach = max([abs(v - reference) for v in ends] + [0.05]) * 1.1
+        x_range = (reference - reach, reference + reach)
+    ticks = _nice_ticks(*x_range)
+    x_low, x_high = ticks[0], ticks[-1]
+    plot_w = width - left - right
+
+    def x_of(value: float) -> float:
+        return left + plot_w * (value - x_low) / (x_high - x_low)
+
+    for tick in ticks:
+        canvas.line(x_of(tick), top, x_of(tick), height - bottom, stroke="#e6e6e6")
+        canvas.text(x_of(tick), height - bottom + 14, _tick_label(tick), anchor="middle", size=10)
+    canvas.line(
+        x_of(reference),
+        top,
+        x_of(reference),
+        height - bottom,
+        stroke="#888",
+        stroke_dasharray="4 3",
+    )
+    if x_label:
+        canvas.text(left + plot_w / 2, height - 8, x_label, anchor="middle")
+    for index, (label, point) in enumerate(rows):
+        middle = top + index * row_h + row_h / 2
+        canvas.text(left - 6, middle + 4, label[:40], anchor="end")
+        if point.value is None:
+            canvas.text(left + 4, middle + 4, "n/a", size=10)
+            continue
+        if point.low is not None and point.high is not None:
+            _whisker(canvas, x_of(point.low), x_of(point.high), middle)
+        canvas.add(
+            f'<circle cx="{x_of(point.value):.1f}" cy="{middle:.1f}" r="4.5" fill="{colour(0)}">'
+            f"<title>{escape(label)}: {_fmt(point.value, 3)}</title></circle>"
+        )
+    return canvas.render()

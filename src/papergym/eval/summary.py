@@ -1,0 +1,158 @@
+"""``summary.json`` from the scores: per-system statistics and paired differences.
+
+Questions are the unit: each question's value is the mean over its scored samples, and every
+interval resamples questions. Unscored answers are counted, never averaged in as 0.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from papergym.eval.records import (
+    Estimate,
+    EvalScore,
+    EvalSystem,
+    EvalVerdict,
+    PairedDifference,
+    SystemSummary,
+)
+from papergym.eval.stats import bootstrap_mean, correlation, paired_difference
+
+PerQuestion = dict[str, float]
+"""Question id → the mean of its values over the samples that had one."""
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """How intervals are drawn."""
+
+    resamples: int = 2000
+    level: float = 0.95
+    seed: int = 0
+
+    def mean(self, per_question: PerQuestion) -> Estimate:
+        return bootstrap_mean(
+            list(per_question.values()),
+            resamples=self.resamples,
+            level=self.level,
+            seed=self.seed,
+        )
+
+
+def per_question(
+    scores: Sequence[EvalScore], value: Callable[[EvalScore], float | None]
+) -> PerQuestion:
+    """Each question's mean of ``value`` over its answers; questions without one are left out."""
+    values: dict[str, list[float]] = defaultdict(list)
+    for score in scores:
+        if (v := value(score)) is not None:
+            values[score.instance_id].append(v)
+    return {key: sum(vs) / len(vs) for key, vs in values.items()}
+
+
+def _pass_rate(scores: Sequence[EvalScore], keep: Callable[[EvalVerdict], bool]) -> PerQuestion:
+    """Each question's share of passed verdicts among those ``keep`` selects (scored answers,
+    decided verdicts only)."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for score in scores:
+        if not score.scored:
+            continue
+        for verdict in score.verdicts:
+            if verdict.passed is not None and keep(verdict):
+                counts[score.instance_id][0] += int(verdict.passed)
+                counts[score.instance_id][1] += 1
+    return {key: passed / total for key, (passed, total) in counts.items() if total}
+
+
+def system_summary(
+    system: EvalSystem, scores: Sequence[EvalScore], boot: Bootstrap
+) -> SystemSummary:
+    """Every statistic of one system's scores."""
+    scored = [s for s in scores if s.scored]
+    general_ids = sorted(
+        {v.criterion_id for s in scored for v in s.verdicts if v.kind == "general"}
+    )
+    # pass rates are of desired criteria: a pitfall's "passed" means the mistake was made
+    ranks = sorted(
+        {v.rank for s in scored for v in s.verdicts if v.rank is not None and v.weight > 0}
+    )
+    words = [float(s.words) for s in scored]
+    values = [s.value for s in scored if s.value is not None]
+    return SystemSummary(
+        system=system,
+        answers=len(scores),
+        scored=len(scored),
+        unscored=len(scores) - len(scored),
+        unscored_reasons=dict(
+            Counter(s.unscored_reason or "unknown" for s in scores if not s.scored)
+        ),
+        reward=boot.mean(per_question(scored, lambda s: s.value)),
+        specific=boot.mean(per_question(scored, lambda s: s.specific)),
+        general=boot.mean(per_question(scored, lambda s: s.general)),
+        by_dimension={
+            "method": boot.mean(per_question(scored, lambda s: s.method)),
+            "experiment": boot.mean(per_question(scored, lambda s: s.experiment)),
+        },
+        general_criteria={
+            cid: boot.mean(_pass_rate(scored, lambda v, c=cid: v.criterion_id == c))  # type: ignore[misc]
+            for cid in general_ids
+        },
+        by_rank={
+            str(rank): boot.mean(
+                _pass_rate(
+                    scored,
+                    lambda v, r=rank: v.kind == "specific" and v.rank == r and v.weight > 0,  # type: ignore[misc]
+                )
+            )
+            for rank in ranks
+        },
+        words=boot.mean(per_question(scores, lambda s: float(s.words))),
+        length_reward=tuple(
+            correlation(
+                words,
+                values,
+                method,
+                resamples=boot.resamples,
+                level=boot.level,
+                seed=boot.seed,
+            )
+            for method in ("pearson", "spearman")
+        ),
+    )
+
+
+def paired(
+    a: str, b: str, by_system: Mapping[str, Sequence[EvalScore]], boot: Bootstrap
+) -> PairedDifference:
+    """``a - b`` over the questions both systems scored, resampling those questions."""
+    first = per_question(by_system[a], lambda s: s.value)
+    second = per_question(by_system[b], lambda s: s.value)
+    common = [key for key in first if key in second]
+    xs = [first[k] for k in common]
+    ys = [second[k] for k in common]
+    return PairedDifference(
+        a=a,
+        b=b,
+        reward=paired_difference(
+            xs, ys, resamples=boot.resamples, level=boot.level, seed=boot.seed
+        ),
+        wins=sum(x > y for x, y in zip(xs, ys, strict=True)),
+        ties=sum(x == y for x, y in zip(xs, ys, strict=True)),
+        losses=sum(x < y for x, y in zip(xs, ys, strict=True)),
+    )
+
+
+def summarise(
+    systems: Sequence[EvalSystem], scores: Sequence[EvalScore], boot: Bootstrap
+) -> tuple[tuple[SystemSummary, ...], tuple[PairedDifference, ...]]:
+    """Per-system summaries (in the given order) and every pair's difference."""
+    by_system: dict[str, list[EvalScore]] = {s.name: [] for s in systems}
+    for score in scores:
+        if score.system in by_system:
+            by_system[score.system].append(score)
+    summaries = tuple(system_summary(s, by_system[s.name], boot) for s in systems)
+    pairs = tuple(paired(a.name, b.name, by_system, boot) for a, b in combinations(systems, 2))
+    return summaries, pairs
