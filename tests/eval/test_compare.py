@@ -10,18 +10,10 @@ from collections import Counter
 import pytest
 from pydantic import ValidationError
 
-from papergym.eval.compare import (
-    answer_schema,
-    compare_messages,
-    design,
-    labels,
-    map_picks,
-    orderings_of,
-    shown_answer,
-    summarise,
-    williams_design,
-)
+from papergym.eval.compare_prompt import answer_schema, compare_messages, map_picks, shown_answer
 from papergym.eval.compare_records import CRITERIA, TIE, CompareSummary, CompareVerdict, Pick
+from papergym.eval.compare_summary import summarise
+from papergym.eval.orderings import design, labels, orderings_of, williams_design
 from papergym.eval.stats import bootstrap_ratio, fleiss_kappa
 from papergym.settings.models import CompareSection
 
