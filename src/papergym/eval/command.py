@@ -15,7 +15,14 @@ from papergym import __version__
 from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
 from papergym.errors import BadInputError
 from papergym.eval.data import EvalData, load_eval_data
-from papergym.eval.evaluate import Key, eval_question, generate, score_answers, system_client
+from papergym.eval.evaluate import (
+    Key,
+    eval_question,
+    eval_reward,
+    generate,
+    score_answers,
+    system_client,
+)
 from papergym.eval.log import RecordLog
 from papergym.eval.records import (
     ANSWERS_FILE,
@@ -38,7 +45,6 @@ from papergym.llm.usage import UsageTracker
 from papergym.redact import redact
 from papergym.reward.command import JudgeOption
 from papergym.reward.reward import RubricReward
-from papergym.reward.runtime import make_reward
 from papergym.settings.cli import ConfigOption, flags, resolve
 from papergym.settings.load import config_yaml, is_override
 from papergym.settings.models import PaperGymConfig
@@ -82,7 +88,7 @@ def eval_config(
     return resolve(config_file, overrides, given)
 
 
-def _plan(
+def eval_plan(
     settings: PaperGymConfig, data: EvalData, systems: list[ResolvedSystem], judge: str
 ) -> dict[str, Any]:
     e = settings.eval
@@ -135,6 +141,7 @@ async def _ping(
     for system, client in zip(systems, clients, strict=True):
         try:
             await client.ping(["policy"])
+            await client.release()  # loading proved it loads; generation loads it again
         except LLMError as error:
             raise BadInputError(
                 None, f"system {system.record.name}: {redact(str(error))}"
@@ -156,7 +163,7 @@ def _latest(records: list[Any]) -> dict[Key, Any]:
     return {(r.system, r.instance_id, r.sample): r for r in records}
 
 
-async def _run(
+async def run_eval(
     settings: PaperGymConfig,
     data: EvalData,
     systems: list[ResolvedSystem],
@@ -167,7 +174,7 @@ async def _run(
     clients = [system_client(s, settings.llm, tracker) for s in systems]
     try:
         await _ping(systems, clients, reward)
-        plan = check_plan(out, _plan(settings, data, systems, reward.judge.name))
+        plan = check_plan(out, eval_plan(settings, data, systems, reward.judge.name))
         # every check passed: only now does the folder appear
         out.mkdir(parents=True, exist_ok=True)
         write_text_atomic(out / PLAN_FILE, json.dumps(plan, indent=1, ensure_ascii=False))
@@ -185,6 +192,7 @@ async def _run(
             failures += await generate(
                 system, client, data.instances, params, e.samples, answers_log, done
             )
+            await client.release()  # one local model in memory at a time, not every system's
         wanted = {s.record.name for s in systems}
         ids = {i.id for i in data.instances}
         answers = [
@@ -213,7 +221,7 @@ def _fmt(estimate: Estimate) -> str:
     return f"{estimate.value:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]"
 
 
-def _print(summary: EvalSummary, tracker: UsageTracker) -> None:
+def print_eval_summary(summary: EvalSummary, tracker: UsageTracker) -> None:
     table = Table(
         title=f"Eval: {summary.questions} questions ({summary.split}) × {summary.samples} "
         f"sample(s), judge {summary.judge}, {int(summary.level * 100)}% intervals",
@@ -369,9 +377,9 @@ def eval_command(
         concurrency=settings.eval.max_concurrency,
         default_prompt=settings.data.system_prompt,
     )
-    reward = make_reward(settings)
+    reward = eval_reward(settings)
     tracker = UsageTracker(prices=dict(settings.llm.prices))
-    scores, failures = asyncio.run(_run(settings, loaded, systems, reward, out, tracker))
+    scores, failures = asyncio.run(run_eval(settings, loaded, systems, reward, out, tracker))
     if failures:
         for line in failures[:5]:
             stderr.print(f"error: {line}", markup=False, soft_wrap=True)
@@ -386,7 +394,7 @@ def eval_command(
     if json_output:
         print(summary.model_dump_json(indent=2))
     else:
-        _print(summary, tracker)
+        print_eval_summary(summary, tracker)
         stdout.print(
             f"wrote {out}/{{{ANSWERS_FILE}, {SCORES_FILE}, {SUMMARY_FILE}, {CONFIG_FILE}}}"
         )

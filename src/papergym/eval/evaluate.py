@@ -4,8 +4,10 @@ through the LLM layer, and the rubric reward scores each answer; both resume."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from papergym.eval.log import RecordLog
 from papergym.eval.records import EvalAnswer, EvalQuestion, EvalScore, EvalVerdict
@@ -17,7 +19,11 @@ from papergym.llm.types import LLMTransportError, LLMTruncatedError, Message, Sa
 from papergym.llm.usage import UsageTracker
 from papergym.records import Instance, Score
 from papergym.reward.reward import RubricReward
+from papergym.reward.runtime import make_reward
 from papergym.reward.scoring import specific_score
+
+if TYPE_CHECKING:
+    from papergym.settings.models import PaperGymConfig
 
 Key = tuple[str, str, int]
 """(system, instance id, sample): what one answer and its score are keyed by."""
@@ -53,6 +59,24 @@ def _client(config: LLMConfig, tracker: UsageTracker) -> LLMClient:
     if config.cache:
         cache = ResponseCache((config.cache_dir or default_cache_dir()) / "responses.sqlite")
     return LLMClient(config, cache=cache, tracker=tracker)
+
+
+def eval_reward(settings: PaperGymConfig) -> RubricReward:
+    """The configured rubric reward, judging as many answers at once as its LLM judge's
+    endpoints take requests.
+
+    The reward's own bound (32 answers, sized for trainers) would otherwise cap the judge at
+    64 requests in flight whatever ``max_concurrency`` says: eval hands it every answer at
+    once, so the LLM layer's per-endpoint bound is the one that should decide.
+    """
+    reward = make_reward(settings)
+    llm = getattr(reward.judge, "llm", None)
+    role = getattr(reward.judge, "role", None)
+    if not isinstance(llm, LLMClient) or role is None:
+        return reward  # the offline judge: its own bound stands
+    backend = llm.config.for_role(role)
+    slots = backend.max_concurrency * max(1, len(backend.base_url))
+    return dataclasses.replace(reward, max_concurrency=max(reward.max_concurrency, slots))
 
 
 def messages_for(instance: Instance, system_prompt: str | None) -> list[Message]:

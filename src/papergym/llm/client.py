@@ -272,6 +272,15 @@ class LLMClient:
             if ping is not None:
                 await ping()
 
+    async def release(self) -> None:
+        """Free what the backends hold (a local model's weights) but keep the client usable: a
+        later call loads them again. Evaluating several local models one after another needs
+        this, or every model would stay in memory until the end."""
+        for backend in self._backends.values():
+            release = getattr(backend, "release", None)  # only a local model has one
+            if release is not None:
+                await release()
+
     async def aclose(self) -> None:
         for backend in self._backends.values():
             await backend.close()

@@ -122,7 +122,11 @@ class HFBackend:
         return await asyncio.to_thread(self._load_once)
 
     async def close(self) -> None:
-        # Dropping the references frees the weights; a later call would load them again.
+        await self.release()
+
+    async def release(self) -> None:
+        """Free the weights; a later call loads them again."""
+        # Dropping the references frees the weights.
         self._loaded = None
         self._batcher = None
         if torch.cuda.is_available():

@@ -16,6 +16,7 @@ from typing import Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
+from papergym.train.evaluation import StepEvaluator, should_evaluate
 from papergym.train.run import MetricsLog, StepHook
 
 TOKENS_PER_SECOND = "tokens_per_second"
@@ -95,6 +96,46 @@ class MetricsCallback(TrainerCallback):
         added = count - self._tokens if count >= self._tokens else count
         self._tokens = float(count)
         return round(added / elapsed, 2) if elapsed > 0 else None
+
+
+class EvalCallback(TrainerCallback):
+    """Evaluates the policy on the held-out questions every ``every`` optimiser steps and writes
+    the ``eval/*`` values as a record of ``metrics`` at that step.
+
+    It runs at ``on_step_end``, before the trainer logs and saves that step, so a kill between
+    the two leaves a record past the last checkpoint, which a resumed stage trims
+    (:func:`papergym.train.trl_stage.resume_point`) and writes again: each step is evaluated once
+    in the file. ``on_step`` sees each record after it is written.
+    """
+
+    def __init__(
+        self,
+        evaluator: StepEvaluator,
+        metrics: MetricsLog,
+        every: int,
+        on_step: StepHook | None = None,
+    ) -> None:
+        self.evaluator = evaluator
+        self.metrics = metrics
+        self.every = every
+        self.on_step = on_step
+
+    def on_step_end(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        model: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if model is None or not state.is_world_process_zero:
+            return
+        if not should_evaluate(state.global_step, self.every):
+            return
+        values = self.evaluator.evaluate(model)
+        self.metrics.write(state.global_step, **values)
+        if self.on_step is not None:
+            self.on_step(state.global_step, values)
 
 
 def _finite(value: Any) -> Any:

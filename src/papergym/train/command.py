@@ -20,6 +20,7 @@ from papergym.cliutil import (
     stdout,
 )
 from papergym.errors import BadInputError
+from papergym.records import Instance
 from papergym.settings.load import is_override
 from papergym.train.config import StageName, TrainConfig, load_config
 from papergym.train.run import StageContext, StageRunner, StepHook, run_pipeline
@@ -179,12 +180,67 @@ def _run(config: TrainConfig, as_json: bool) -> None:
         def announce(stage: StageName, what: str) -> None:
             stderr.print(f"{stage}: {what}", highlight=False)
 
+        held_out = _held_out(config)
         result = run_pipeline(config, stage_runners(progress), on_stage=announce)
+    if not as_json:
+        stdout.print(_summary_table(result))
+        stdout.print(f"final model: {result['final_model']}")
+    evaluated = _final_eval(config, result, held_out, as_json)
     if as_json:
+        if evaluated is not None:
+            result["eval"] = evaluated
         stdout.print_json(json.dumps(result, default=float))
-        return
-    stdout.print(_summary_table(result))
-    stdout.print(f"final model: {result['final_model']}")
+
+
+def _held_out(config: TrainConfig) -> list[Instance]:
+    """The held-out instances (data.test_fraction) both evaluations use; says on stderr when
+    an evaluation is asked for and there are none."""
+    from papergym.train.data import load_instances
+
+    held_out = load_instances(config.data).get("test", [])
+    if not held_out and (config.eval.steps or config.eval.final):
+        why = (
+            "data.test_fraction is not set"
+            if config.data.test_fraction is None
+            else f"data.test_fraction={config.data.test_fraction} held out no paper"
+        )
+        stderr.print(
+            f"eval: no held-out split ({why}): no evaluation during or after training",
+            highlight=False,
+        )
+    return held_out
+
+
+def _final_eval(
+    config: TrainConfig, result: dict[str, Any], held_out: list[Instance], as_json: bool
+) -> dict[str, Any] | None:
+    """``papergym eval`` of the base model and each stage's final model on the held-out
+    split, into RUN/eval/ (eval.final); its table is printed, its rewards returned."""
+    if not held_out or not config.eval.final:
+        return None
+    from papergym.eval.command import print_eval_summary
+    from papergym.train.evaluation import eval_values, evaluate_run, free_memory
+
+    free_memory()
+    stderr.print(
+        f"eval: base model and {len(result['stages'])} stage(s) on {len(held_out)} held-out "
+        "question(s)",
+        highlight=False,
+    )
+    run_eval = evaluate_run(config, result, held_out)
+    if run_eval.summary is None:
+        for line in run_eval.failures[:5]:
+            stderr.print(f"error: {line}", markup=False, soft_wrap=True)
+        stderr.print(
+            f"{len(run_eval.failures)} eval answer(s) could not be generated; finished answers "
+            "are kept: run the same command again",
+            markup=False,
+        )
+        raise typer.Exit(1)
+    if not as_json:
+        print_eval_summary(run_eval.summary, run_eval.tracker)
+        stdout.print(f"eval: {run_eval.out}")
+    return {"dir": str(run_eval.out), "reward": eval_values(run_eval.summary)}
 
 
 def _summary_table(result: dict[str, Any]) -> Table:
@@ -214,6 +270,15 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+EVAL_HELP = (
+    "\n\nWith a held-out split (data.test_fraction): eval.steps=N answers eval.step_questions "
+    "held-out questions greedily every N steps and appends eval/* (reward with its 95% "
+    "interval, specific, general, unscored, words) to the stage's metrics.jsonl; the run ends "
+    "with a `papergym eval` of the base model and each stage's final model in RUN/eval/ "
+    "(eval.final=false: not)."
+)
+
+
 def _training_command(name: str, stage: StageName | None, summary: str) -> None:
     """Register ``papergym train NAME``: one stage, or (stage None) the config's sequence."""
 
@@ -230,7 +295,7 @@ def _training_command(name: str, stage: StageName | None, summary: str) -> None:
         path, extra = config_path(config, config_file, overrides)
         _run(_config(path, extra, data, output, stage), as_json)
 
-    command.__doc__ = summary
+    command.__doc__ = summary + EVAL_HELP
     train_app.command(name)(command)
 
 

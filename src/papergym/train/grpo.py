@@ -36,6 +36,7 @@ from papergym.train.callbacks import MetricsCallback
 from papergym.train.config import TrainConfig
 from papergym.train.run import StageContext, StepHook
 from papergym.train.trl_stage import (
+    eval_callbacks,
     last_of,
     mean_of,
     resume_point,
@@ -72,9 +73,11 @@ def run_grpo(
     """
     callback = MetricsCallback(ctx.metrics, rename=GRPO_METRICS, on_step=on_step)
     resume = resume_point(ctx)
-    trainer = grpo_trainer(ctx, callbacks=[callback])
+    reward = reward or build_reward(ctx.config)
+    # the held-out evaluation scores with the very reward GRPO trains on (and shares its cache)
+    trainer = grpo_trainer(ctx, callbacks=[callback, *eval_callbacks(ctx, reward)])
     # The reward function reads the process-wide reward; it is ours only while we train.
-    set_shared_reward(reward or build_reward(ctx.config))
+    set_shared_reward(reward)
     try:
         steps = train_and_save(trainer, ctx, resume)
     finally:

@@ -39,6 +39,7 @@ from transformers import PreTrainedTokenizerBase
 
 from papergym.jsonl import write_text_atomic
 from papergym.train.config import OPSDSettings
+from papergym.train.evaluation import StepEvaluator, should_evaluate, step_evaluator
 from papergym.train.losses import generalized_jsd
 from papergym.train.models import load_model, load_tokenizer, save_merged, with_lora
 from papergym.train.run import (
@@ -156,6 +157,8 @@ class OPSDTrainer:
         seed: int = 0,
         metrics: MetricsLog | None = None,
         checkpoints_dir: Path | None = None,
+        evaluator: StepEvaluator | None = None,
+        eval_steps: int | None = None,
     ) -> None:
         if not rows:
             raise ValueError("OPSD needs at least one training row")
@@ -166,6 +169,8 @@ class OPSDTrainer:
         self.seed = seed
         self.metrics = metrics
         self.checkpoints_dir = checkpoints_dir
+        self.evaluator = evaluator
+        self.eval_steps = eval_steps
         self.device = next(model.parameters()).device
         self.pad_id = int(tokenizer.pad_token_id)
         self.stops = stop_token_ids(model, tokenizer)
@@ -348,6 +353,12 @@ class OPSDTrainer:
                 self.metrics.write(self.step, **values)
             if on_step is not None:
                 on_step(self.step, values)
+            # before the checkpoint of the same step: a run killed in between evaluates again
+            # after resuming, and the metrics past the checkpoint are trimmed, so once
+            if self.evaluator is not None and should_evaluate(self.step, self.eval_steps):
+                scores = self.evaluator.evaluate(self.model)
+                if self.metrics is not None:
+                    self.metrics.write(self.step, **scores)
             if self.step % self.settings.save_every == 0 or self.step == target:
                 self.save_checkpoint()
         return {"steps": self.step, "mean_loss": _mean(losses), "last_loss": _last(losses)}
@@ -412,10 +423,14 @@ def run_opsd(ctx: StageContext, on_step: StepHook | None = None) -> dict[str, An
         seed=config.seed,
         metrics=ctx.metrics,
         checkpoints_dir=ctx.checkpoints_dir,
+        evaluator=step_evaluator(config, ctx.stage, ctx.rows, tokenizer),
+        eval_steps=config.eval.steps,
     )
     resume = ctx.latest_checkpoint()
     if resume is not None:
         trainer.load_checkpoint(resume)
+    # steps logged past the checkpoint (a kill before the next save) are about to run again
+    ctx.metrics.trim(trainer.step)
     summary = trainer.train(on_step=on_step)
     save_merged(trainer.model, tokenizer, ctx.final_dir)
     return {**summary, "resumed_from": resume.name if resume else None}

@@ -69,6 +69,16 @@ class MetricsLog:
             return []
         return [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
 
+    def trim(self, last_step: int) -> None:
+        """Drop the records logged after ``last_step``, the step a resumed stage restarts from:
+        its steps (and their evaluations) are logged again, so each appears once."""
+        if not self.path.is_file():
+            return
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        kept = [line for line in lines if line.strip() and json.loads(line)["step"] <= last_step]
+        if len(kept) != len(lines):
+            write_text_atomic(self.path, "".join(line + "\n" for line in kept))
+
 
 @dataclass(frozen=True)
 class StageContext:

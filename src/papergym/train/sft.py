@@ -24,6 +24,7 @@ from papergym.errors import BadInputError
 from papergym.train.callbacks import MetricsCallback
 from papergym.train.run import StageContext, StepHook
 from papergym.train.trl_stage import (
+    eval_callbacks,
     resume_point,
     stage_summary,
     train_and_save,
@@ -37,7 +38,7 @@ def run_sft(ctx: StageContext, on_step: StepHook | None = None) -> dict[str, Any
     """Fine-tune ``ctx.init_model`` on the reference answers; save merged to ``ctx.final_dir``."""
     callback = MetricsCallback(ctx.metrics, on_step=on_step)
     resume = resume_point(ctx)
-    trainer = sft_trainer(ctx, callbacks=[callback])
+    trainer = sft_trainer(ctx, callbacks=[callback, *eval_callbacks(ctx)])
     if trainer.train_dataset is None or len(trainer.train_dataset) == 0:  # type: ignore[arg-type]
         raise BadInputError(
             ctx.config.data.build_dir,

@@ -17,9 +17,10 @@ from typing import Any, TypeVar
 import torch
 from transformers import PrinterCallback, ProgressCallback, Trainer, TrainerCallback
 
-from papergym.jsonl import write_text_atomic
-from papergym.train.callbacks import TOKENS_PER_SECOND
+from papergym.reward.reward import RubricReward
+from papergym.train.callbacks import TOKENS_PER_SECOND, EvalCallback
 from papergym.train.config import GRPOSettings, SFTSettings
+from papergym.train.evaluation import step_evaluator
 from papergym.train.models import (
     load_model,
     load_tokenizer,
@@ -34,12 +35,7 @@ T = TypeVar("T", bound=Trainer)
 
 def trim_metrics(metrics: MetricsLog, last_step: int) -> None:
     """Drop the records logged after ``last_step`` (the step a resumed run restarts from)."""
-    if not metrics.path.is_file():
-        return
-    lines = metrics.path.read_text(encoding="utf-8").splitlines()
-    kept = [line for line in lines if line.strip() and json.loads(line)["step"] <= last_step]
-    if len(kept) != len(lines):
-        write_text_atomic(metrics.path, "".join(line + "\n" for line in kept))
+    metrics.trim(last_step)
 
 
 def resume_point(ctx: StageContext) -> Path | None:
@@ -132,3 +128,14 @@ def trainer_inputs(ctx: StageContext, callbacks: Sequence[TrainerCallback]) -> d
         "callbacks": list(callbacks),
         "peft_config": lora_config(lora) if lora.enabled else None,
     }
+
+
+def eval_callbacks(ctx: StageContext, reward: RubricReward | None = None) -> list[TrainerCallback]:
+    """The held-out evaluation every ``eval.steps`` steps, when it is on and something is held
+    out; ``reward`` defaults to the one ``config.reward`` describes."""
+    evaluator = step_evaluator(
+        ctx.config, ctx.stage, ctx.rows, load_tokenizer(ctx.init_model), reward
+    )
+    if evaluator is None or not ctx.config.eval.steps:
+        return []
+    return [EvalCallback(evaluator, ctx.metrics, ctx.config.eval.steps)]
