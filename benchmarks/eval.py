@@ -44,16 +44,10 @@ import asyncio
 import cProfile
 import os
 import pstats
-import re
-import resource
-import signal
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -88,12 +82,13 @@ from papergym.reward.reward import RubricReward
 from papergym.settings.models import EvalSection, PaperGymConfig, RewardSection
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the shared rubrics
+from fake_server import ServerProcess, bare_chat, fake_server, raise_open_files_limit
+
 from support.reward_load import mixed_instances
 
 POLICY_MODEL = "policy-fake"
 JUDGE_MODEL = "judge-fake"
 WARMUP = 8
-SERVER_START_TIMEOUT_S = 60.0
 PHASES = ("generate", "judge", "compare")
 CONTEXT = (
     "We study this in a setting where compute is limited and the data are noisy. Earlier work "
@@ -129,76 +124,6 @@ def questions(count: int, offset: int) -> list[Instance]:
 def other_answer(answer: str) -> str:
     """System b's answer to a question: a different plan than system a's."""
     return f"{answer} We also add an ablation of each component."
-
-
-# --- the fake server, in its own process ------------------------------------------------------
-
-
-class ServerProcess:
-    """``papergym fake-llm`` (plausible answers) on a free port, stopped with SIGTERM."""
-
-    def __init__(self, latency: float, log: Path) -> None:
-        self._log = log.open("w")
-        self.process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "papergym.cli", "fake-llm", "--answers", "plausible"),
-                *("--port", "0", "--latency", str(latency)),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            text=True,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        )
-        assert self.process.stdout is not None
-        first = self.process.stdout.readline()
-        found = re.search(r"(http://127\.0\.0\.1:\d+/v1)", first)
-        if found is None:
-            self.process.kill()
-            raise RuntimeError(f"fake server did not start: {first!r} (see {log})")
-        self.base_url = found.group(1)
-        self.served = self.max_in_flight = -1
-        self._wait_healthy()
-
-    def _wait_healthy(self) -> None:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        health = self.base_url.removesuffix("/v1") + "/health"
-        while True:
-            try:
-                with urllib.request.urlopen(health, timeout=1) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"fake server at {health} never became healthy") from None
-                time.sleep(0.05)
-
-    def cpu_seconds(self) -> float:
-        """The server process's user+system CPU so far (Linux ``/proc``; 0 elsewhere)."""
-        try:
-            stat = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self) -> None:
-        """SIGTERM, then read the summary line: chat requests served and max in flight."""
-        self.process.send_signal(signal.SIGTERM)
-        out, _ = self.process.communicate(timeout=30)
-        self._log.close()
-        found = re.search(r"served (\d+) chat requests, max in flight (\d+)", out)
-        if found is None:
-            raise RuntimeError(f"no summary from the fake server: {out!r}")
-        self.served, self.max_in_flight = int(found.group(1)), int(found.group(2))
-
-
-@contextmanager
-def fake_server(latency: float, log: Path) -> Iterator[ServerProcess]:
-    server = ServerProcess(latency, log)
-    try:
-        yield server
-    finally:
-        if server.process.poll() is None:
-            server.stop()
 
 
 # --- measurements ------------------------------------------------------------------------------
@@ -392,18 +317,10 @@ async def run_bare(
     e, section = settings.eval, settings.compare
 
     async def chat(model: str, messages: list[Message], schema: type[BaseModel] | None) -> str:
-        extra: dict[str, Any] = {}
-        if schema is not None:
-            extra["response_format"] = schemas.setdefault(id(schema), response_format_for(schema))
-        async with gate:
-            response = await client.chat.completions.create(
-                model=model,
-                messages=[{"role": m.role, "content": m.content} for m in messages],  # type: ignore[misc]
-                temperature=e.temperature if schema is None else 0.0,
-                max_tokens=e.max_tokens,
-                **extra,
-            )
-        return response.choices[0].message.content or ""
+        if schema is None:
+            return await bare_chat(client, gate, model, messages, e.temperature, e.max_tokens)
+        response_format = schemas.setdefault(id(schema), response_format_for(schema))
+        return await bare_chat(client, gate, model, messages, 0.0, e.max_tokens, response_format)
 
     async def answer(instance: Instance) -> str:
         return await chat(POLICY_MODEL, messages_for(instance, None), None)
@@ -487,6 +404,11 @@ class Cell:
         return self.concurrency / self.latency
 
 
+def cpu_of(server: ServerProcess) -> Callable[[], float]:
+    """The server's CPU seconds so far, 0 where ``/proc`` cannot tell."""
+    return lambda: server.cpu_seconds() or 0.0
+
+
 def run_loop(main: Awaitable[T], timeout: float) -> T:
     async def bounded() -> T:
         return await asyncio.wait_for(main, timeout)
@@ -509,12 +431,12 @@ def measure_cell(
     load = os.getloadavg()[0]
     cell_dir = workdir / f"L{latency:g}-C{concurrency}"
     cell_dir.mkdir()
-    with fake_server(latency, cell_dir / "server-bare.log") as server:
+    with fake_server(latency, cell_dir / "server-bare.log", "plausible") as server:
         bare = run_loop(
-            run_bare(server.base_url, concurrency, warm, batch, server.cpu_seconds, pool), timeout
+            run_bare(server.base_url, concurrency, warm, batch, cpu_of(server), pool), timeout
         )
     bare.http, bare.max_in_flight = server.served - bare.warmup_calls, server.max_in_flight
-    with fake_server(latency, cell_dir / "server-ours.log") as server:
+    with fake_server(latency, cell_dir / "server-ours.log", "plausible") as server:
         if profile is not None:
             profile.enable()
         try:
@@ -525,7 +447,7 @@ def measure_cell(
                     cell_dir / "ours",
                     warm,
                     batch,
-                    server.cpu_seconds,
+                    cpu_of(server),
                     cache,
                 ),
                 timeout,
@@ -541,19 +463,6 @@ def default_questions(concurrency: int, latency: float, seconds: float, cap: int
     """About ``seconds`` of generation at the ideal rate, at least 2 rounds of C, at most
     ``cap`` (CPU-bound cells run far below C/L and would take minutes)."""
     return max(2 * concurrency, min(cap, round(concurrency / latency * seconds)))
-
-
-def raise_open_files_limit() -> int:
-    """Lift the soft open-files limit to the hard one (each in-flight request holds sockets)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            soft = target
-        except (ValueError, OSError):
-            pass
-    return int(soft)
 
 
 # --- reporting ---------------------------------------------------------------------------------

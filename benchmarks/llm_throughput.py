@@ -39,21 +39,16 @@ import argparse
 import asyncio
 import importlib.util
 import os
-import re
-import resource
-import signal
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import openai
+from fake_server import ServerProcess, bare_chat, fake_server, raise_open_files_limit
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
@@ -67,7 +62,6 @@ from papergym.llm.types import Message, SamplingParams
 MODEL = "papergym-fake"
 PARAMS = SamplingParams(temperature=0.0, max_tokens=1024)
 WARMUP = 8
-SERVER_START_TIMEOUT_S = 30.0
 
 SYSTEM_PROMPT = (
     "You extract the core of a research paper section. Answer with a JSON object that has a "
@@ -143,75 +137,6 @@ class Cell:
         return self.concurrency / self.latency
 
 
-# --- the fake server, in its own process -------------------------------------------------------
-
-
-class ServerProcess:
-    """``papergym fake-llm --answers schema`` on a free port, stopped with SIGTERM."""
-
-    def __init__(self, latency: float, log: Path) -> None:
-        self._log = log.open("w")
-        self.process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "papergym.cli", "fake-llm", "--answers", "schema"),
-                *("--port", "0", "--latency", str(latency)),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        first = self.process.stdout.readline()
-        found = re.search(r"(http://\S+/v1)", first)
-        if found is None:
-            self.process.kill()
-            raise RuntimeError(f"fake server did not start: {first!r} (see {log})")
-        self.base_url = found.group(1)
-        self.served = self.max_in_flight = -1
-        self._wait_healthy()
-
-    def _wait_healthy(self) -> None:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        health = self.base_url.removesuffix("/v1") + "/health"
-        while True:
-            try:
-                with urllib.request.urlopen(health, timeout=1) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"fake server at {health} never became healthy") from None
-                time.sleep(0.05)
-
-    def cpu_seconds(self) -> float | None:
-        """The server process's user+system CPU so far (Linux ``/proc``; None elsewhere)."""
-        try:
-            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return None
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self) -> None:
-        """SIGTERM, then read the summary line: chat requests served and max in flight."""
-        self.process.send_signal(signal.SIGTERM)
-        out, _ = self.process.communicate(timeout=30)
-        self._log.close()
-        found = re.search(r"served (\d+) chat requests, max in flight (\d+)", out)
-        if found is None:
-            raise RuntimeError(f"no summary from the fake server: {out!r}")
-        self.served, self.max_in_flight = int(found.group(1)), int(found.group(2))
-
-
-@contextmanager
-def fake_server(latency: float, workdir: Path) -> Iterator[ServerProcess]:
-    server = ServerProcess(latency, workdir / "server.log")
-    try:
-        yield server
-    finally:
-        if server.process.poll() is None:
-            server.stop()
-
-
 # --- the clients -------------------------------------------------------------------------------
 
 
@@ -249,15 +174,9 @@ async def run_peer(
     response_format: Any = response_format_for(StageOutput)
 
     async def one(messages: list[Message]) -> str:
-        async with gate:
-            response = await client.chat.completions.create(
-                model=MODEL,
-                messages=[{"role": m.role, "content": m.content} for m in messages],  # type: ignore[misc]
-                temperature=PARAMS.temperature,
-                max_tokens=PARAMS.max_tokens,
-                response_format=response_format,
-            )
-        return response.choices[0].message.content or ""
+        return await bare_chat(
+            client, gate, MODEL, messages, PARAMS.temperature, PARAMS.max_tokens, response_format
+        )
 
     try:
         await asyncio.gather(*(one(m) for m in warmup))
@@ -313,15 +232,17 @@ def measure_cell(latency: float, concurrency: int, requests: int, workdir: Path)
     batch = prompts(requests, offset=0)
     cache_path = workdir / f"cache-{latency}-{concurrency}" / "responses.sqlite"
 
-    with fake_server(latency, workdir) as server:
+    with fake_server(latency, workdir / "server.log", "schema") as server:
         timing = run_loop(run_peer(server, concurrency, warmup, batch))
     peer = Run("peer", requests, timing, server.served - WARMUP, server.max_in_flight)
 
-    with fake_server(latency, workdir) as server:
+    with fake_server(latency, workdir / "server.log", "schema") as server:
         timing, calls = run_loop(run_ours(server, concurrency, cache_path, warmup, batch))
     ours = Run("ours", requests, timing, server.served - WARMUP, server.max_in_flight, calls)
 
-    with fake_server(latency, workdir) as server:  # warm-up prompts are cached too: 0 calls
+    with fake_server(
+        latency, workdir / "server.log", "schema"
+    ) as server:  # warm-up prompts are cached too: 0 calls
         timing, calls = run_loop(run_ours(server, concurrency, cache_path, warmup, batch))
     rerun = Run("ours, re-run", requests, timing, server.served, server.max_in_flight, calls)
     return Cell(latency, concurrency, requests, peer, ours, rerun)
@@ -333,19 +254,6 @@ def default_requests(concurrency: int, latency: float, seconds: float, cap: int)
     The cap keeps CPU-bound cells (which run far below C/L) from taking minutes.
     """
     return max(4 * concurrency, min(cap, round(concurrency / latency * seconds)))
-
-
-def raise_open_files_limit() -> int:
-    """Lift the soft open-files limit to the hard one (each in-flight request holds sockets)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            soft = target
-        except (ValueError, OSError):
-            pass
-    return int(soft)
 
 
 # --- reporting ---------------------------------------------------------------------------------

@@ -156,3 +156,20 @@ def test_bracketed_user_text_is_printed_verbatim_not_as_markup(tmp_path: Path) -
     assert "On [cite] and [bold] Things" in result.output
     missing = runner.invoke(app, ["ingest", str(tmp_path / "x[1]")])
     assert "x[1]: no such file or folder" in missing.output
+
+
+def test_exit_unfinished_lists_five_failures_and_what_is_kept(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import typer
+
+    from papergym.cliutil import exit_unfinished
+
+    failures = [f"q{n}: endpoint down [503]" for n in range(7)]
+    with pytest.raises(typer.Exit) as raised:
+        exit_unfinished(failures, "answer(s) could not be generated; run the same command again")
+    assert raised.value.exit_code == 1
+    err = capsys.readouterr().err
+    assert "error: q4: endpoint down [503]" in err  # shown as written, brackets and all
+    assert "q5" not in err
+    assert "7 answer(s) could not be generated; run the same command again" in err

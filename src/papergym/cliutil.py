@@ -11,9 +11,9 @@ import functools
 import json
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -151,6 +151,15 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(1) from None
 
     return wrapper
+
+
+def exit_unfinished(failures: Sequence[str], kept: str) -> NoReturn:
+    """The first few failures, one line each, then their count and what is kept; exit 1 (the
+    same command resumes). ``kept`` follows the count: "answer(s) could not be generated; ..."."""
+    for line in failures[:5]:
+        stderr.print(f"error: {line}", markup=False, soft_wrap=True)
+    stderr.print(f"{len(failures)} {kept}", markup=False)
+    raise typer.Exit(1)
 
 
 def print_summary(title: str, summary: Mapping[str, object], json_output: bool) -> None:

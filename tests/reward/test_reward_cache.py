@@ -14,9 +14,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from papergym.records import Criterion, GeneralCriterion, Instance, Rubric, Verdict
+from papergym.records import Instance, Verdict
 from papergym.reward import runtime
 from papergym.reward.reward import RubricReward, judge_identity, limit_answer
+from support.instances import rubric_instance
 
 
 class ContainsJudge:
@@ -45,25 +46,13 @@ class ContainsJudge:
 
 
 def make_instance(ident: str, topic: str) -> Instance:
-    criteria = tuple(
-        Criterion(
-            id=f"{ident}-c{n}",
-            text=f"{topic} step {n}",
-            dimension="method",
-            origin="answer",
-            rank=n,
-        )
-        for n in (1, 2)
-    )
-    return Instance(
-        id=ident,
-        recipe="papergym",
-        builder="llm",
-        paper_id=ident,
-        title=topic,
+    return rubric_instance(
+        ident,
+        [f"{topic} step {n}" for n in (1, 2)],
         question=f"How would you study {topic}?",
         reference_answer=f"We will do {topic} step 1 and then {topic} step 2.",
-        rubric=Rubric(specific=criteria, general=(GeneralCriterion(id="g1", text="clear"),)),
+        title=topic,
+        builder="llm",
     )
 
 

@@ -10,31 +10,21 @@ import pytest
 from typer.testing import CliRunner
 
 from papergym.cli import app
-from papergym.records import Criterion, GeneralCriterion, Instance, Rubric
+from papergym.records import Instance
+from support.instances import rubric_instance
 
 runner = CliRunner()
 
 
 def make_instance(ident: str, topic: str) -> Instance:
-    criteria = tuple(
-        Criterion(
-            id=f"{ident}-c{n}",
-            text=f"The plan runs {topic} experiment number {n} on held-out data.",
-            dimension="experiment",
-            origin="answer",
-            rank=n,
-        )
-        for n in (1, 2)
-    )
-    return Instance(
-        id=ident,
-        recipe="papergym",
-        builder="extractive",
-        paper_id=ident,
-        title=f"Paper on {topic}",
+    criteria = [f"The plan runs {topic} experiment number {n} on held-out data." for n in (1, 2)]
+    return rubric_instance(
+        ident,
+        criteria,
         question=f"How would you study {topic}?",
-        reference_answer=" ".join(c.text for c in criteria),
-        rubric=Rubric(specific=criteria, general=(GeneralCriterion(id="g1", text="clear"),)),
+        reference_answer=" ".join(criteria),
+        title=f"Paper on {topic}",
+        dimension="experiment",
     )
 
 

@@ -17,8 +17,9 @@ from papergym.errors import BadInputError
 from papergym.jsonl import read_jsonl
 from papergym.llm.config import LLMConfig
 from papergym.recipes.output import BuildSettings, check_output, settings_for, start_output
-from papergym.records import Criterion, GeneralCriterion, Instance, Rubric
+from papergym.records import Instance
 from papergym.settings.models import PaperGymConfig
+from support.instances import rubric_instance
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "papers"
@@ -37,27 +38,15 @@ class Stop(Exception):
 
 
 def _instance() -> Instance:
-    return Instance(
-        id="i1",
-        recipe="papergym",
-        builder="extractive",
-        paper_id="p",
-        title="t",
+    return rubric_instance(
+        "i1",
+        [f"Uses a sliding window of size {n} with global tokens." for n in (1, 2)],
         question="How would you study sparse attention for long documents?",
         reference_answer="We would measure recall with a sliding window and global tokens.",
-        rubric=Rubric(
-            specific=[
-                Criterion(
-                    id=f"s{n}",
-                    text=f"Uses a sliding window of size {n} with global tokens.",
-                    dimension="method",
-                    origin="answer",
-                    rank=n,
-                )
-                for n in (1, 2)
-            ],
-            general=[GeneralCriterion(id="g1", text="The plan is specific.")],
-        ),
+        title="t",
+        paper_id="p",
+        criterion_prefix="s",
+        general="The plan is specific.",
     )
 
 
@@ -372,3 +361,18 @@ def test_help_mentions_c_and_overrides(command: list[str]) -> None:
     assert result.exit_code == 0
     assert "-c, --config" in result.output
     assert "key=value" in result.output
+
+
+@pytest.mark.parametrize(
+    ("command", "what"),
+    [("build", "paper sources"), ("audit", "dataset"), ("compare", "EVAL_DIR")],
+)
+def test_only_overrides_and_no_path_is_one_line_exit_2(
+    command: str, what: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    args = [command, "reward.alpha=0.5", *(["-o", str(out)] if command != "audit" else [])]
+    result = runner.invoke(app, args, env=NO_ENV)
+    assert result.exit_code == 2, result.output
+    assert f"no {what} given (every argument was a key=value)" in result.output
+    assert not out.exists()

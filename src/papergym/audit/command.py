@@ -148,9 +148,7 @@ def audit(
 
     A cheap lexical/embedding overlap screen always runs; --judge adds the LLM judge. Rates are reported per dataset, dimension and origin, with the most-leaked criteria.
     """
-    instances, overrides = paths_and_overrides(files)
-    if not instances:
-        raise BadInputError(None, "no dataset given (every argument was a key=value)")
+    instances, overrides = paths_and_overrides(files, "dataset")
     resolved = resolve(
         config,
         overrides,

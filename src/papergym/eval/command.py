@@ -12,7 +12,13 @@ import typer
 from rich.table import Table
 
 from papergym import __version__
-from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
+from papergym.cliutil import (
+    DebugOption,
+    JsonOption,
+    exit_unfinished,
+    reports_errors,
+    stdout,
+)
 from papergym.errors import BadInputError
 from papergym.eval.data import EvalData, load_eval_data
 from papergym.eval.evaluate import (
@@ -381,14 +387,11 @@ def eval_command(
     tracker = UsageTracker(prices=dict(settings.llm.prices))
     scores, failures = asyncio.run(run_eval(settings, loaded, systems, reward, out, tracker))
     if failures:
-        for line in failures[:5]:
-            stderr.print(f"error: {line}", markup=False, soft_wrap=True)
-        stderr.print(
-            f"{len(failures)} answer(s) could not be generated; finished answers and verdicts "
-            "are kept: run the same command again",
-            markup=False,
+        exit_unfinished(
+            failures,
+            "answer(s) could not be generated; finished answers and verdicts are kept: run the "
+            "same command again",
         )
-        raise typer.Exit(1)
     summary = eval_summary(settings, loaded, str(data), reward.judge.name, systems, scores)
     write_text_atomic(out / SUMMARY_FILE, summary.model_dump_json(indent=1))
     if json_output:

@@ -295,9 +295,7 @@ def compare(
 
     Writes OUT/verdicts.jsonl (one per question × order × judge: the labels picked, the systems they map to, the reason), summary.json and config.yaml. Exit code 0 when done; 1 when some verdicts failed at the endpoint (run the same command again: finished verdicts are kept); 2 on bad input (EVAL_DIRs on different data, a broken answers file, no judge configured, an endpoint down), with nothing written.
     """
-    paths, overrides = paths_and_overrides(arguments)
-    if not paths:
-        raise BadInputError(None, "no EVAL_DIR given (every argument was a key=value)")
+    paths, overrides = paths_and_overrides(arguments, "EVAL_DIR")
     if out.exists() and not out.is_dir():
         raise BadInputError(out, "is a file; -o takes an output folder")
     resolved = compare_config(

@@ -150,9 +150,7 @@ def build(
 
     A paper whose LLM endpoint failed (unreachable, server errors, answers still cut off, budget spent) is not dropped: it is listed in failed.jsonl and retried by the next run. Exit code 0 when instances were built and nothing failed; 1 when papers failed for the endpoint (run the same command again); 2 on bad input or when no instance could be built.
     """
-    paths, overrides = paths_and_overrides(sources)
-    if not paths:
-        raise BadInputError(None, "no paper sources given (every argument was a key=value)")
+    paths, overrides = paths_and_overrides(sources, "paper sources")
     given = [
         *flags(
             recipe=("build.recipe", "--recipe", recipe),

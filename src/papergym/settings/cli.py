@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from papergym.cliutil import HELP_SETTINGS, DebugOption, HelpGroup, reports_errors, stdout
+from papergym.errors import BadInputError
 from papergym.settings.load import Override, config_yaml, flag, load_config, split_arguments
 from papergym.settings.models import PaperGymConfig
 
@@ -70,9 +71,12 @@ def resolve(
     return load_config(config_file, [*given, *(overrides or [])])
 
 
-def paths_and_overrides(arguments: Sequence[str]) -> tuple[list[Path], list[str]]:
-    """A variadic positional argument split into paths and ``key=value`` overrides."""
+def paths_and_overrides(arguments: Sequence[str], what: str) -> tuple[list[Path], list[str]]:
+    """A variadic positional argument split into paths and ``key=value`` overrides; refused
+    (naming ``what`` the paths are) when every argument was an override."""
     paths, overrides = split_arguments(arguments)
+    if not paths:
+        raise BadInputError(None, f"no {what} given (every argument was a key=value)")
     return [Path(p) for p in paths], overrides
 
 

@@ -15,6 +15,7 @@ from papergym.cliutil import (
     DebugOption,
     HelpGroup,
     JsonOption,
+    exit_unfinished,
     reports_errors,
     stderr,
     stdout,
@@ -229,14 +230,11 @@ def _final_eval(
     )
     run_eval = evaluate_run(config, result, held_out)
     if run_eval.summary is None:
-        for line in run_eval.failures[:5]:
-            stderr.print(f"error: {line}", markup=False, soft_wrap=True)
-        stderr.print(
-            f"{len(run_eval.failures)} eval answer(s) could not be generated; finished answers "
-            "are kept: run the same command again",
-            markup=False,
+        exit_unfinished(
+            run_eval.failures,
+            "eval answer(s) could not be generated; finished answers are kept: run the same "
+            "command again",
         )
-        raise typer.Exit(1)
     if not as_json:
         print_eval_summary(run_eval.summary, run_eval.tracker)
         stdout.print(f"eval: {run_eval.out}")
