@@ -38,9 +38,40 @@ each on 8 sequences: 8 sampled answers to 8 questions (OPSD), 8 sampled answers 
 (GRPO), 8 reference answers (SFT); a two-stage method gives each stage half. Equal steps, not
 equal compute: an OPSD step also runs the teacher, a GRPO step the reference policy; the table
 gives each method's wall time. Learning rates were chosen once per method on seed 0 (see
-``Budget``), which is why the default seeds are 1, 2 and 3.
+``Budget``), which is why the default seeds are 1 to 8.
 
-    python benchmarks/mini_reproduction.py [--seeds 1 2 3] [--steps 200] [--quick] [--out r.json]
+**Statistics** go through ``papergym.eval``. The table's intervals are 95% percentile bootstraps
+over *seeds* (``eval.stats.bootstrap_mean`` of the seeds' mean rewards), and each difference
+``a − b`` is paired by seed (``eval.stats.paired_difference``), with the seeds a won, tied and
+lost and an exact sign test. Seeds, not questions, because the claim is about training methods:
+the 24 held-out questions are the same fixed set for every method (the topics cannot change),
+and what a rerun changes is the seed (the base's pretraining, the sampling, the LoRA init).
+Every method of a seed starts from the same base, so pairing cancels the base's luck. With 8 seeds a percentile interval is rough
+(somewhat narrow); read it beside the win count. The table's "by question" column is the other
+view, from the eval records: each question's mean over the seeds, the interval resampling the
+24 questions (it ignores seed-to-seed variation, and the two phrasings of a topic are not
+independent, so it is optimistic; it is the only interval a one-seed run has).
+
+**Eval records.** The held-out answers and scores are written as ``papergym eval`` records
+(``questions.jsonl``, ``answers.jsonl``, ``scores.jsonl``, and ``summary.json`` from
+``eval.summary.summarise``) to ``WORK_DIR/eval``: one system per row, seed k as sample k. So
+``papergym report runs/mini_reproduction/eval -o report.html`` renders them. There is no
+``papergym compare`` here: it needs an LLM judge for pairwise preferences, and this CPU
+miniature has only the keyword judge; a faked one would measure nothing.
+
+**Results** (seeds 1-4 of 8; the shared machine ran out of time for the rest), held-out reward
+with 95% seed intervals: OPSD→GRPO 0.594 [0.532, 0.650], OPSD 0.587 [0.542, 0.621], GRPO→OPSD
+0.536 [0.446, 0.626], GRPO 0.494 [0.466, 0.522], base 0.351, SFT 0.310 [0.270, 0.368]; teacher
+0.861. Paired by seed: OPSD→GRPO − GRPO +0.100 [+0.059, +0.142] (4/4 seeds), OPSD − GRPO +0.093
+(4/4), OPSD − SFT +0.277 (4/4), GRPO − base +0.143 (4/4), OPSD→GRPO − GRPO→OPSD +0.058
+[+0.013, +0.103] (3/4): intervals above 0, but 4 seeds cannot pass a sign test (p ≥ 0.125).
+Not separated: OPSD→GRPO vs OPSD (+0.007 [−0.010, +0.029]), OPSD vs GRPO→OPSD, GRPO→OPSD vs
+GRPO, SFT vs base. Seeds 1-3 reproduce the earlier notes' numbers exactly on this machine; a
+3-seed run on another machine gave another order (OPSD first, GRPO→OPSD second), so per-seed
+numbers depend on the machine's floating point, and only orderings that hold over seeds count.
+
+    python benchmarks/mini_reproduction.py [--seeds 1 2 ...] [--steps 200] [--quick] [--out r.json]
+    python benchmarks/mini_reproduction.py --from-json r.json   # tables + records, no training
 """
 
 from __future__ import annotations
@@ -48,6 +79,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -72,14 +104,32 @@ from rich.table import Table
 from transformers import PreTrainedTokenizerBase
 from transformers.utils import logging as hf_logging
 
+from papergym import __version__
+from papergym.eval.evaluate import eval_question, eval_score
+from papergym.eval.records import (
+    ANSWERS_FILE,
+    QUESTIONS_FILE,
+    SCORES_FILE,
+    SUMMARY_FILE,
+    Estimate,
+    EvalAnswer,
+    EvalQuestion,
+    EvalScore,
+    EvalSummary,
+    EvalSystem,
+)
+from papergym.eval.stats import bootstrap_mean, paired_difference
+from papergym.eval.summary import Bootstrap, summarise
 from papergym.export.trl import trl_row
-from papergym.jsonl import write_jsonl
+from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.records import (
     Criterion,
     GeneralCriterion,
     Instance,
     Rubric,
+    Score,
     Verdict,
+    content_hash,
 )
 from papergym.reward.reward import RubricReward
 from papergym.train.config import OPSDSettings, StageName, TrainConfig
@@ -547,6 +597,10 @@ class Result:
     general: float
     words: float
     examples: list[str] = field(default_factory=list)
+    answers: list[str] = field(default_factory=list)
+    """Every answer, in the eval set's order: what the eval records are written from."""
+    scores: list[dict[str, Any]] = field(default_factory=list)
+    """Every answer's :class:`papergym.records.Score` (verdicts included), as JSON."""
 
 
 @torch.no_grad()
@@ -576,7 +630,13 @@ def evaluate(model_dir: Path, eval_set: EvalSet, limit: int) -> Result:
     """Greedy answers scored by the same reward the trainers used."""
     prompt = teacher_prompt if eval_set.with_rubric else (lambda i: trl_row(i)["prompt"])
     texts = answers(model_dir, [prompt(i) for i in eval_set.instances], limit)
-    scores = make_reward().score_many(list(zip(eval_set.instances, texts, strict=True)))
+    return score_texts(eval_set.instances, texts)
+
+
+def score_texts(instances: Sequence[Instance], texts: Sequence[str]) -> Result:
+    """The answers scored by the reward the trainers used, each score kept."""
+    texts = list(texts)
+    scores = make_reward().score_many(list(zip(instances, texts, strict=True)))
     if not all(s.scored for s in scores):  # the keyword judge always decides
         raise RuntimeError(f"unscored answers: {[s.unscored_reason for s in scores]}")
     return Result(
@@ -585,43 +645,134 @@ def evaluate(model_dir: Path, eval_set: EvalSet, limit: int) -> Result:
         general=statistics.fmean(s.general or 0.0 for s in scores),
         words=statistics.fmean(len(t.split()) for t in texts),
         examples=texts[:2],
+        answers=texts,
+        scores=[s.model_dump(mode="json") for s in scores],
     )
 
 
 # --- statistics and the table ------------------------------------------------------------------
-
-T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
-"""Student's t 97.5% quantiles for 1..10 degrees of freedom (no scipy needed)."""
-
-
-def mean_ci(values: Sequence[float]) -> tuple[float, float | None]:
-    """Mean and the half-width of its 95% t-interval over seeds (None with one seed)."""
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return mean, None
-    t = T_975[len(values) - 2] if len(values) - 1 <= len(T_975) else 1.96
-    return mean, t * statistics.stdev(values) / math.sqrt(len(values))
-
-
-def cell(values: Sequence[float]) -> str:
-    mean, half = mean_ci(values)
-    return f"{mean:.3f}" if half is None else f"{mean:.3f} ± {half:.3f}"
-
 
 BASE, TEACHER = "base", "teacher (base + rubric)"
 ROWS = (BASE, *METHODS, TEACHER)
 Results = dict[str, list[dict[str, Any]]]
 """Per row of the table, one record per seed (see :func:`record`)."""
 
+PAIRS: tuple[tuple[str, str], ...] = (
+    ("OPSD→GRPO", "GRPO"),
+    ("OPSD→GRPO", "GRPO→OPSD"),
+    ("OPSD→GRPO", "OPSD"),
+    ("OPSD", "GRPO"),
+    ("OPSD", "GRPO→OPSD"),
+    ("GRPO→OPSD", "GRPO"),
+    ("OPSD", "SFT"),
+    ("GRPO", "SFT"),
+    ("OPSD", BASE),
+    ("GRPO", BASE),
+    ("SFT", BASE),
+    (TEACHER, "OPSD"),
+)
+"""The differences the table reports: the paper's orderings, and each method against base."""
+
 
 def held_out(results: Results, method: str) -> list[float]:
-    return [r["held_out"]["reward"] for r in results[method]]
+    """The method's mean held-out reward of each seed, in seed order."""
+    return [float(r["held_out"]["reward"]) for r in results[method]]
+
+
+def fmt(estimate: Estimate, signed: bool = False) -> str:
+    """``0.596 [0.571, 0.620]``; the value alone where one seed gives no interval."""
+    value = f"{estimate.value:+.3f}" if signed else f"{estimate.value:.3f}"
+    if estimate.n < 2 or estimate.low is None or estimate.high is None:
+        return value
+    return (
+        f"{value} [{estimate.low:+.3f}, {estimate.high:+.3f}]"
+        if signed
+        else (f"{value} [{estimate.low:.3f}, {estimate.high:.3f}]")
+    )
+
+
+SIGNIFICANT = 0.05
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test of wins against losses (ties dropped): with 8 seeds the
+    bootstrap interval is rough, and 8/8 wins (p 0.008) is the plainer statement."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(wins, losses) + 1)) / (1 << n)
+    return min(1.0, 2 * tail)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """``a − b`` paired by seed: the interval resamples seeds (eval.stats.paired_difference)."""
+
+    a: str
+    b: str
+    by_seed: Estimate
+    wins: int
+    ties: int
+    losses: int
+    by_question: Estimate | None = None
+    """The same difference from ``eval/summary.json``: each question's mean over the seeds,
+    the interval resampling questions (how much the 24 questions, not the seeds, move it)."""
+
+    @property
+    def verdict(self) -> str:
+        """``a > b`` only when the seed interval excludes 0 *and* the sign test agrees (p <
+        0.05): with a handful of seeds, a bootstrap interval excludes 0 whenever every seed
+        agrees (3 seeds out of 3: p 0.25), which is a hint, not a finding."""
+        low, high = self.by_seed.low, self.by_seed.high
+        if self.by_seed.n < 2 or low is None or high is None:
+            return "one seed"
+        if low <= 0 <= high:
+            return "not separated"
+        sign = ">" if low > 0 else "<"
+        p = sign_test(self.wins, self.losses)
+        if p < SIGNIFICANT:
+            return f"{self.a} {sign} {self.b}"
+        return f"{self.a} {sign} {self.b}? (interval only; sign test p {p:.2f})"
+
+
+def differences(results: Results, summary: EvalSummary | None = None) -> list[Difference]:
+    """Every pair of :data:`PAIRS` present, paired by seed (every method of a seed starts from
+    the same base model, so the base's luck cancels)."""
+    by_question: dict[tuple[str, str], Estimate] = {}
+    for pair in summary.pairs if summary is not None else ():
+        by_question[(pair.a, pair.b)] = pair.reward
+        if pair.reward.value is not None:  # the other way round: negate, swap the ends
+            by_question[(pair.b, pair.a)] = Estimate(
+                value=-pair.reward.value,
+                low=None if pair.reward.high is None else -pair.reward.high,
+                high=None if pair.reward.low is None else -pair.reward.low,
+                n=pair.reward.n,
+                level=pair.reward.level,
+            )
+    out = []
+    for a, b in PAIRS:
+        if not (results.get(a) and results.get(b)):
+            continue
+        xs, ys = held_out(results, a), held_out(results, b)
+        out.append(
+            Difference(
+                a,
+                b,
+                paired_difference(xs, ys),
+                wins=sum(x > y for x, y in zip(xs, ys, strict=True)),
+                ties=sum(x == y for x, y in zip(xs, ys, strict=True)),
+                losses=sum(x < y for x, y in zip(xs, ys, strict=True)),
+                by_question=by_question.get((a, b)),
+            )
+        )
+    return out
 
 
 def results_table(results: Results, seeds: int) -> Table:
     """Held-out reward and its parts, in-distribution reward, answer length, training time."""
     table = Table(
-        title=f"Rubric reward on held-out phrasings (greedy; mean ± 95% t-CI over {seeds} seeds)"
+        title=f"Rubric reward on held-out phrasings (greedy; mean over {seeds} seeds "
+        "[95% bootstrap interval resampling seeds])"
     )
     columns = ("method", "held-out", "specific", "general", "train phrasings", "words", "train s")
     for name in columns:
@@ -633,44 +784,177 @@ def results_table(results: Results, seeds: int) -> Table:
         seconds = [r["seconds"] for r in runs if r["seconds"] is not None]
         table.add_row(
             method,
-            cell(held_out(results, method)),
-            cell([r["held_out"]["specific"] for r in runs]),
-            cell([r["held_out"]["general"] for r in runs]),
-            cell([r["train"]["reward"] for r in runs]),
+            fmt(bootstrap_mean(held_out(results, method))),
+            fmt(bootstrap_mean([r["held_out"]["specific"] for r in runs])),
+            fmt(bootstrap_mean([r["held_out"]["general"] for r in runs])),
+            fmt(bootstrap_mean([r["train"]["reward"] for r in runs])),
             f"{statistics.fmean(r['held_out']['words'] for r in runs):.1f}",
             f"{statistics.fmean(seconds):.0f}" if seconds else "-",
         )
     return table
 
 
-def interpretation(results: Results) -> list[str]:
-    """What the numbers show, computed, not written in advance: the ranking, whether the top
-    two are separated, and the paper's two orderings (OPSD→GRPO vs GRPO and vs GRPO→OPSD),
-    paired by seed because every method of a seed starts from the same base."""
-    means = {m: mean_ci(held_out(results, m)) for m in METHODS if results.get(m)}
-    order = sorted(means, key=lambda m: means[m][0], reverse=True)
-    ranking = " > ".join(f"{m} {means[m][0]:.3f}" for m in order)
+def differences_table(diffs: Sequence[Difference], seeds: int) -> Table:
+    table = Table(title=f"Paired differences of held-out reward ({seeds} seeds)")
+    columns = (
+        "a − b",
+        "by seed [95% CI]",
+        "seeds a>b / = / <",
+        "sign test p",
+        "by question [95% CI]",
+        "verdict (by seed)",
+    )
+    for name in columns:
+        table.add_column(name, justify="left" if name in (columns[0], columns[-1]) else "right")
+    for d in diffs:
+        table.add_row(
+            f"{d.a} − {d.b}",
+            fmt(d.by_seed, signed=True),
+            f"{d.wins} / {d.ties} / {d.losses}",
+            f"{sign_test(d.wins, d.losses):.3f}",
+            "-" if d.by_question is None else fmt(d.by_question, signed=True),
+            d.verdict,
+        )
+    return table
+
+
+def interpretation(results: Results, diffs: Sequence[Difference]) -> list[str]:
+    """What the numbers show, computed, not written in advance: the ranking, whether each
+    neighbour in it is separated, and the paper's orderings."""
+    means = {m: statistics.fmean(held_out(results, m)) for m in METHODS if results.get(m)}
+    order = sorted(means, key=lambda m: means[m], reverse=True)
+    ranking = " > ".join(f"{m} {means[m]:.3f}" for m in order)
     lines = [
         f"Held-out reward, best first: {ranking}; untrained base "
         f"{statistics.fmean(held_out(results, BASE)):.3f}, its rubric-reading teacher "
         f"{statistics.fmean(held_out(results, TEACHER)):.3f}."
     ]
-    (best, (b_mean, b_half)), (second, (s_mean, s_half)) = [(m, means[m]) for m in order[:2]]
-    if b_half is None or s_half is None:
-        lines.append("One seed: no intervals; no difference is established.")
-    elif b_mean - b_half > s_mean + s_half:
-        lines.append(f"{best}'s 95% interval lies above {second}'s.")
-    else:
-        lines.append(f"{best}'s and {second}'s 95% intervals overlap: no clear winner of the two.")
-    for a, b in (("OPSD→GRPO", "GRPO"), ("OPSD→GRPO", "GRPO→OPSD"), ("OPSD", "SFT")):
-        diffs = [x - y for x, y in zip(held_out(results, a), held_out(results, b), strict=True)]
-        mean, half = mean_ci(diffs)
-        wins = sum(d > 0 for d in diffs)
-        interval = "" if half is None else f" ± {half:.3f}"
-        lines.append(
-            f"{a} − {b}: {mean:+.3f}{interval} (paired by seed), higher in {wins}/{len(diffs)} seeds."
+    if len(held_out(results, BASE)) < 2:
+        lines.append("One seed: no interval over seeds, so no ordering is established by seed.")
+        return lines
+    for upper, lower in itertools.pairwise(order):
+        xs, ys = held_out(results, upper), held_out(results, lower)
+        d = Difference(
+            upper,
+            lower,
+            paired_difference(xs, ys),
+            wins=sum(x > y for x, y in zip(xs, ys, strict=True)),
+            ties=sum(x == y for x, y in zip(xs, ys, strict=True)),
+            losses=sum(x < y for x, y in zip(xs, ys, strict=True)),
         )
+        lines.append(f"  {upper} − {lower}: {fmt(d.by_seed, signed=True)} — {d.verdict}.")
+    robust = [d.verdict for d in diffs if d.verdict in (f"{d.a} > {d.b}", f"{d.a} < {d.b}")]
+    hints = [d.verdict.split("?")[0] + "?" for d in diffs if "?" in d.verdict]
+    unsettled = [f"{d.a} vs {d.b}" for d in diffs if d.verdict == "not separated"]
+    lines.append(
+        "Robust (seed interval excludes 0 and sign test p < 0.05): "
+        + ("; ".join(robust) or "none")
+        + "."
+    )
+    lines.append(
+        "Suggested (seed interval excludes 0; too few seeds for the sign test): "
+        + ("; ".join(hints) or "none")
+        + "."
+    )
+    lines.append("Not separated: " + ("; ".join(unsettled) or "none") + ".")
     return lines
+
+
+# --- eval records: what `papergym report` renders -----------------------------------------------
+
+
+def eval_records(
+    results: Results, seeds: Sequence[int], world: World, limit: int
+) -> tuple[list[EvalQuestion], list[EvalAnswer], list[EvalScore], EvalSummary]:
+    """The held-out answers and scores as ``papergym eval`` records: one system per row of the
+    table, and each seed one *sample* of it (sample k = the k-th seed), so a question's value
+    is its mean over the seeds and the summary's intervals resample questions."""
+    held, _ = eval_sets(world, with_rubric=False)
+    instances = held.instances
+    systems = [
+        EvalSystem(
+            name=row,
+            spec=f"benchmarks/mini_reproduction.py {row}, seeds {list(seeds)}"
+            + (" (rubric in the prompt)" if row == TEACHER else ""),
+            kind="model",
+            model={
+                BASE: "pretrained tiny base",
+                TEACHER: "pretrained tiny base, rubric in the prompt",
+            }.get(row, f"base + {row} LoRA"),
+        )
+        for row in ROWS
+        if results.get(row)
+    ]
+    answers_out: list[EvalAnswer] = []
+    scores_out: list[EvalScore] = []
+    for system in systems:
+        for sample, run in enumerate(results[system.name]):
+            texts, dumps = run["held_out"]["answers"], run["held_out"]["scores"]
+            if len(texts) != len(instances) or len(dumps) != len(instances):
+                raise ValueError(
+                    f"{system.name}, seed {seeds[sample]}: {len(texts)} answers for "
+                    f"{len(instances)} questions (results from before per-answer records?)"
+                )
+            for inst, text, dump in zip(instances, texts, dumps, strict=True):
+                score = Score.model_validate(dump)
+                if score.instance_id != inst.id:
+                    raise ValueError(f"answer for {score.instance_id}, question {inst.id}")
+                answer = EvalAnswer(
+                    system=system.name,
+                    instance_id=inst.id,
+                    sample=sample,
+                    answer=text,
+                    words=len(text.split()),
+                )
+                answers_out.append(answer)
+                scores_out.append(eval_score(answer, inst, score))
+    boot = Bootstrap()
+    per_system, pairs = summarise(systems, scores_out, boot)
+    summary = EvalSummary(
+        version=__version__,
+        data="benchmarks/mini_reproduction.py: the 12 training topics x 2 held-out phrasings",
+        data_format="instances",
+        data_id=content_hash(
+            [[i.id, i.question, i.rubric.model_dump(mode="json")] for i in instances]
+        ),
+        split="test",
+        questions=len(instances),
+        instance_ids=tuple(i.id for i in instances),
+        samples=len(seeds),
+        temperature=0.0,
+        max_tokens=limit,
+        judge=KeywordJudge.name,
+        alpha=ALPHA,
+        seed=boot.seed,
+        resamples=boot.resamples,
+        level=boot.level,
+        systems=per_system,
+        pairs=pairs,
+    )
+    return [eval_question(i) for i in instances], answers_out, scores_out, summary
+
+
+def write_eval(
+    results: Results, seeds: Sequence[int], world: World, limit: int, folder: Path
+) -> EvalSummary:
+    """``answers.jsonl``, ``scores.jsonl``, ``questions.jsonl`` and ``summary.json`` in
+    ``folder``, readable by ``papergym report``."""
+    questions, answers_out, scores_out, summary = eval_records(results, seeds, world, limit)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_jsonl(folder / QUESTIONS_FILE, questions)
+    write_jsonl(folder / ANSWERS_FILE, answers_out)
+    write_jsonl(folder / SCORES_FILE, scores_out)
+    write_text_atomic(folder / SUMMARY_FILE, summary.model_dump_json(indent=1))
+    return summary
+
+
+def analyse(
+    results: Results, seeds: Sequence[int], world: World, limit: int, eval_dir: Path | None
+) -> tuple[list[Difference], list[str]]:
+    """The eval records (when ``eval_dir`` is given), the differences and their reading."""
+    summary = None if eval_dir is None else write_eval(results, seeds, world, limit, eval_dir)
+    diffs = differences(results, summary)
+    return diffs, interpretation(results, diffs)
 
 
 # --- the experiment ----------------------------------------------------------------------------
@@ -746,7 +1030,7 @@ def load_average() -> str:
         return "n/a"
 
 
-DEFAULT_SEEDS = (1, 2, 3)
+DEFAULT_SEEDS = (1, 2, 3, 4, 5, 6, 7, 8)
 """Not 0: the learning rates were chosen on seed 0."""
 DEFAULT_STEPS, QUICK_STEPS = 200, 40
 QUICK_BASE = BaseSettings(steps=300, rubric_examples=1500)
@@ -756,7 +1040,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--seeds", type=int, nargs="+", help="default 1 2 3 (--quick: 1)")
+    parser.add_argument("--seeds", type=int, nargs="+", help="default 1 .. 8 (--quick: 1)")
     parser.add_argument(
         "--steps", type=int, help=f"optimiser steps per method (default {DEFAULT_STEPS})"
     )
@@ -765,7 +1049,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help=f"smoke run: one seed, {QUICK_STEPS} steps, a shorter pretraining (< 3 min)",
     )
-    parser.add_argument("--out", type=Path, help="also write the results as JSON here")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="also write the results as JSON here (rewritten after every seed)",
+    )
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        metavar="RESULTS",
+        help="train nothing: print the tables of a results JSON written by --out (a partial "
+        "one too) and write its eval records",
+    )
+    parser.add_argument(
+        "--eval-dir",
+        type=Path,
+        help="where the held-out answers and scores go as `papergym eval` records, for "
+        "`papergym report` (default WORK_DIR/eval)",
+    )
     parser.add_argument(
         "--work-dir",
         type=Path,
@@ -775,13 +1076,48 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def show(
+    results: Results,
+    seeds: Sequence[int],
+    world: World,
+    limit: int,
+    eval_dir: Path | None,
+    console: Console,
+) -> tuple[list[Difference], list[str]]:
+    """Print the tables and their reading; write the eval records to ``eval_dir``."""
+    diffs, lines = analyse(results, seeds, world, limit, eval_dir)
+    console.print(results_table(results, len(seeds)))
+    console.print(differences_table(diffs, len(seeds)))
+    for line in lines:
+        console.print(line)
+    if eval_dir is not None:
+        console.print(
+            f"Eval records in {eval_dir}: `papergym report {eval_dir} -o report.html` renders them."
+        )
+    return diffs, lines
+
+
+def from_json(path: Path, eval_dir: Path | None, console: Console) -> int:
+    """Tables and eval records of a saved results file, without training anything."""
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    seeds, results = payload["seeds"], payload["results"]
+    if not payload.get("complete", True):
+        console.print(f"{path}: a partial run, {len(seeds)} seed(s) finished: {seeds}")
+    limit = payload.get("budget", {}).get("max_new_tokens", Budget(steps=0).max_new_tokens)
+    show(results, seeds, make_world(), limit, eval_dir, console)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    console = Console(width=160)
+    eval_dir = args.eval_dir or args.work_dir / "eval"
+    if args.from_json is not None:
+        return from_json(args.from_json, eval_dir, console)
     seeds = args.seeds or list(DEFAULT_SEEDS[:1] if args.quick else DEFAULT_SEEDS)
     steps = args.steps or (QUICK_STEPS if args.quick else DEFAULT_STEPS)
     base_settings = QUICK_BASE if args.quick else BaseSettings()
     budget = Budget(steps=steps)
-    console = Console(width=140)
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     world = make_world()
@@ -793,16 +1129,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{torch.get_num_threads()} torch threads; load average {load_average()}"
     )
     started = time.perf_counter()
-    per_seed = {s: run_seed(s, world, base_settings, budget, args.work_dir, console) for s in seeds}
+    per_seed: dict[int, dict[str, dict[str, Any]]] = {}
+    for seed in seeds:
+        per_seed[seed] = run_seed(seed, world, base_settings, budget, args.work_dir, console)
+        if args.out is not None:  # after every seed: a run cut short keeps the seeds it finished
+            done = list(per_seed)
+            partial_results = {m: [per_seed[s][m] for s in done] for m in ROWS}
+            args.out.write_text(
+                json.dumps(
+                    {"seeds": done, "complete": False, "results": partial_results},
+                    ensure_ascii=False,
+                ),
+                encoding="utf-8",
+            )
     total = time.perf_counter() - started
     results: Results = {m: [per_seed[s][m] for s in seeds] for m in ROWS}
-    console.print(results_table(results, len(seeds)))
-    for line in interpretation(results):
-        console.print(line)
+    diffs, lines = show(results, seeds, world, budget.max_new_tokens, eval_dir, console)
     console.print(f"Total wall time {total:.0f} s; load average at the end {load_average()}.")
     if args.out is not None:
         payload = {
             "seeds": seeds,
+            "complete": True,
             "steps_per_method": steps,
             "sequences_per_step": 8,
             "alpha": ALPHA,
@@ -811,7 +1158,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             "budget": asdict(budget),
             "wall_seconds": total,
             "results": results,
-            "interpretation": interpretation(results),
+            "differences": [
+                {
+                    "a": d.a,
+                    "b": d.b,
+                    "by_seed": d.by_seed.model_dump(),
+                    "wins": d.wins,
+                    "ties": d.ties,
+                    "losses": d.losses,
+                    "by_question": d.by_question and d.by_question.model_dump(),
+                }
+                for d in diffs
+            ],
+            "interpretation": lines,
         }
         args.out.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
     return 0
