@@ -161,7 +161,7 @@ class Run:
     """Phase → (prompt, completion) tokens the LLM layer accounted (ours only)."""
     unscored: int = 0
     unparsed: int = 0
-    server_cpu_s: float = 0.0
+    server_cpu_s: float | None = None
     """The fake server's CPU during the timed phases."""
 
     @property
@@ -205,7 +205,7 @@ async def run_ours(
     workdir: Path,
     warm: Sequence[Instance],
     batch: Sequence[Instance],
-    server_cpu: Callable[[], float],
+    server_cpu: Callable[[], float | None],
     cache: bool = True,
 ) -> Run:
     settings = ours_config(base_url, concurrency, workdir / "cache", cache)
@@ -280,7 +280,7 @@ async def run_ours(
         await phases(warm, "warmup", record=False)
         start = server_cpu()
         await phases(batch, "timed", record=True)
-        run.server_cpu_s = server_cpu() - start
+        run.server_cpu_s = cpu_between(start, server_cpu())
     finally:
         await client.aclose()
         await compare_client.aclose()
@@ -301,7 +301,7 @@ async def run_bare(
     concurrency: int,
     warm: Sequence[Instance],
     batch: Sequence[Instance],
-    server_cpu: Callable[[], float],
+    server_cpu: Callable[[], float | None],
     pool: bool = False,
 ) -> Run:
     http: Any = None
@@ -381,7 +381,7 @@ async def run_bare(
         await phases(warm, record=False)
         start = server_cpu()
         await phases(batch, record=True)
-        run.server_cpu_s = server_cpu() - start
+        run.server_cpu_s = cpu_between(start, server_cpu())
     finally:
         await client.close()
     return run
@@ -404,9 +404,14 @@ class Cell:
         return self.concurrency / self.latency
 
 
-def cpu_of(server: ServerProcess) -> Callable[[], float]:
-    """The server's CPU seconds so far, 0 where ``/proc`` cannot tell."""
-    return lambda: server.cpu_seconds() or 0.0
+def cpu_of(server: ServerProcess) -> Callable[[], float | None]:
+    """The server's CPU seconds so far; None where ``/proc`` cannot tell (shown as unknown, not
+    as a 0 that would read as a free server)."""
+    return server.cpu_seconds
+
+
+def cpu_between(start: float | None, end: float | None) -> float | None:
+    return None if start is None or end is None else end - start
 
 
 def run_loop(main: Awaitable[T], timeout: float) -> T:
@@ -540,12 +545,18 @@ def notes_of(cells: Sequence[Cell], cores: int) -> list[str]:
             else f"[red]server saw bare {http[0]}, ours {http[1]}, expected {expected}[/]"
         )
         client_cores = ours.cpu_ms / 1000 * cell.ideal
-        server_ms = 1000 * cell.ours.server_cpu_s / ours.calls
-        server_cores = server_ms / 1000 * cell.ideal
+        server_s = cell.ours.server_cpu_s
+        server_ms = None if server_s is None else 1000 * server_s / ours.calls
+        server_cores = 0.0 if server_ms is None else server_ms / 1000 * cell.ideal
+        server_text = (
+            "fake-server CPU unknown (no /proc)"
+            if server_ms is None
+            else f"{server_cores:.2f} of fake-server CPU at {server_ms:.2f} ms/call"
+        )
         if client_cores > 0.8 or client_cores + server_cores > 0.8 * cores:
             bound = (
                 f"CPU-bound (C/L needs {client_cores:.2f} cores of client CPU, an event loop has "
-                f"1, plus {server_cores:.2f} of fake-server CPU at {server_ms:.2f} ms/call; "
+                f"1, plus {server_text}; "
                 f"{cores} cores, load average {cell.load:.1f} at the start)"
             )
         else:
