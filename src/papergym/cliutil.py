@@ -58,6 +58,23 @@ class HelpGroup(TyperGroup):
                 formatter.write_dl(rows)
 
 
+class DefaultCommandGroup(HelpGroup):
+    """A group that runs its ``run`` subcommand when the first argument names no subcommand, so
+    ``papergym review PAPER...`` and ``papergym review eval ...`` both work. A file literally named
+    like a subcommand is reached as ``papergym review run fit``."""
+
+    default_command = "run"
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        first = next((arg for arg in args if not arg.startswith("-")), None)
+        asks_help = any(arg in ("--help", "-h") for arg in args)
+        names_no_command = first is not None and first not in self.commands
+        only_options = first is None and bool(args) and not asks_help
+        if names_no_command or only_options:
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)  # type: ignore[no-any-return]
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
