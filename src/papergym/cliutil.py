@@ -72,7 +72,7 @@ class DefaultCommandGroup(HelpGroup):
         only_options = first is None and bool(args) and not asks_help
         if names_no_command or only_options:
             args = [self.default_command, *args]
-        return super().parse_args(ctx, args)  # type: ignore[no-any-return]
+        return super().parse_args(ctx, args)
 
 
 P = ParamSpec("P")

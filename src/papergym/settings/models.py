@@ -182,6 +182,37 @@ class CompareSection(Section):
     """Seed of the bootstrap resampling."""
 
 
+class ReviewSection(Section):
+    """``papergym review``: simulated peer review, its offline baseline and its evaluation."""
+
+    reviewers: int = Field(4, ge=1)
+    """Simulated reviewers per paper, each an independent LLM call with its own profile and
+    sampling seed (--reviewers)."""
+    venue: Literal["iclr"] = "iclr"
+    """The venue whose rating scale reviews use (iclr: 1, 3, 5, 6, 8, 10)."""
+    threshold: float = 5.5
+    """Decision threshold on the mean rating: accept when score >= threshold (--threshold)."""
+    temperature: float = Field(0.7, ge=0.0)
+    """Sampling temperature of each review (the meta-review too)."""
+    max_tokens: int = Field(2048, ge=64)
+    """Longest review, in tokens; a longer one is truncated and reported unscored."""
+    max_paper_words: int = Field(12000, ge=500)
+    """Longer papers are fitted to this many words by a recorded, deterministic rule (front
+    sections kept, appendices and references dropped first)."""
+    meta_review: bool = True
+    """Write a meta-review of each paper's reviews (text only: it never sets the score)."""
+    paper_concurrency: int = Field(8, ge=1)
+    """Papers reviewed at once; LLM calls are bounded by the endpoint's max_concurrency."""
+    baseline: Path | None = None
+    """Offline baseline: a coefficients file in place of the shipped one (null: shipped)."""
+    resamples: int = Field(2000, ge=10)
+    """review eval: bootstrap resamples of each interval."""
+    level: float = Field(0.95, gt=0.0, lt=1.0)
+    """review eval: confidence level of the intervals."""
+    seed: int = 0
+    """Seed of the reviewers' sampling seeds and of the bootstrap resampling."""
+
+
 class PaperGymConfig(Section):
     """Everything a ``papergym`` command can be told, in one frozen record."""
 
@@ -208,6 +239,8 @@ class PaperGymConfig(Section):
     """Evaluation (papergym eval)."""
     compare: CompareSection = CompareSection()
     """Multi-way comparisons (papergym compare)."""
+    review: ReviewSection = ReviewSection()
+    """Simulated peer review (papergym review)."""
     model: ModelSettings = ModelSettings()
     """Training: the policy model."""
     lora: LoraSettings = LoraSettings()
