@@ -46,6 +46,7 @@ from papergym.llm.check import check_backends
 from papergym.llm.report import usage_table
 from papergym.llm.types import ROLES, Role
 from papergym.recipes.command import build as build_command
+from papergym.review.command import review_app
 from papergym.reward.calibrate import calibrate_reward as calibrate_reward_command
 from papergym.reward.command import SERVE_REWARD_EPILOG
 from papergym.reward.command import check_reward as check_reward_command
@@ -59,6 +60,7 @@ from papergym.settings.cli import (
     resolve,
 )
 from papergym.train.command import train_app
+from papergym.write.command import write_app
 
 app = typer.Typer(
     name="papergym",
@@ -100,6 +102,8 @@ app.command("report")(report_command)
 app.command("eval", epilog=EVAL_EPILOG)(eval_command)
 app.command("compare")(compare_command)
 app.add_typer(train_app)
+app.add_typer(review_app)
+app.add_typer(write_app)
 app.add_typer(config_app)
 
 

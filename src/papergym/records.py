@@ -104,7 +104,7 @@ class Paper(Record):
 
 StageName = Literal["field", "background", "solution", "experiment"]
 STAGE_NAMES: tuple[StageName, ...] = ("field", "background", "solution", "experiment")
-RecipeName = Literal["papergym", "innov", "design"]
+RecipeName = Literal["papergym", "innov", "design", "ares"]
 BuilderName = Literal["llm", "extractive"]
 
 

@@ -61,7 +61,8 @@ def _prompt(request: dict[str, Any]) -> str:
 
 
 def _criteria_in(request: dict[str, Any]) -> list[tuple[int, str]]:
-    listed = _prompt(request).split("Criteria (", 1)[1].split("Plan to grade:", 1)[0]
+    # a paper's prompt ends "Plan to grade:", a document's "Answer to grade:"
+    listed = re.split(r"(?:Plan|Answer) to grade:", _prompt(request).split("Criteria (", 1)[1])[0]
     return [(int(n), text) for n, text in re.findall(r"^(\d+)\. (.*)$", listed, re.MULTILINE)]
 
 

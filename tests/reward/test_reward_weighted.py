@@ -269,11 +269,11 @@ def test_llm_judge_is_told_which_criteria_are_pitfalls_and_what_met_means() -> N
     from test_reward_judge import _client, _criteria_in, _prompt
 
     from papergym.fakellm import FakeOpenAIServer
-    from papergym.reward.judge import PITFALL_RULES, PITFALL_TAG, RubricJudge
+    from papergym.reward.judge import DOCUMENT_PITFALL_RULES, PITFALL_RULES, PITFALL_TAG, RubricJudge
 
     def judge_reads_tags(request: dict[str, object]) -> dict[str, object]:
         # a pitfall is "met" when the plan makes the mistake; desired ones when the plan has them
-        plan = _prompt(request).rsplit("Plan to grade:", 1)[1]
+        plan = _prompt(request).rsplit("Answer to grade:", 1)[1]  # a document's prompt
         verdicts = []
         for n, text in _criteria_in(request):
             core = text.removeprefix(PITFALL_TAG + " ")
@@ -292,7 +292,7 @@ def test_llm_judge_is_told_which_criteria_are_pitfalls_and_what_met_means() -> N
     assert score.value == pytest.approx(0.7 * 0.25)
     tagged = [p for p in prompts if PITFALL_TAG in p]
     assert len(tagged) == 2  # one call per criterion: h1 and h2
-    assert all(PITFALL_RULES in p for p in tagged)
+    assert all(DOCUMENT_PITFALL_RULES in p for p in tagged)  # the instance is a document's
     assert all("PITFALL" not in p for p in prompts if p not in tagged)  # others unchanged
     assert "1 only when the plan clearly and explicitly makes it" in PITFALL_RULES
 

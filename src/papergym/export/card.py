@@ -21,6 +21,8 @@ from papergym.records import BuildFailure, Drop, Instance
 from papergym.redact import redact
 
 DIMENSIONS: tuple[str, ...] = ("method", "experiment")
+"""The dimensions a paper's criteria take; others (``general``, a document's) are counted only
+where they occur, so a paper build's card reads as before they existed."""
 LEAKAGE_METHODS: tuple[str, ...] = ("judge", "overlap")
 
 RECIPE_TEXT: dict[str, str] = {
@@ -32,6 +34,10 @@ RECIPE_TEXT: dict[str, str] = {
     "design": "the Design benchmark. The question states the method as given and asks for a "
     "validation experiment without hinting at baselines, datasets, metrics or outcomes; the "
     "reference answer and the criteria come from the experiments only.",
+    "ares": "question-answering tasks from plain documents (ARES). A question answerable "
+    "without the document, a reference answer grounded in it, and a weighted rubric: positive "
+    "weights for what a good answer contains, negative weights for pitfalls (mistakes such as "
+    "invented facts), each verified for leakage, faithfulness, coverage and diversity.",
 }
 BUILDER_TEXT: dict[str, str] = {
     "llm": "written by language models following the PaperGym pipeline: per-section extraction, "
@@ -95,12 +101,31 @@ def _drop_stats(drops: Sequence[Drop]) -> dict[str, Any]:
     }
 
 
+def _dimensions(instances: Sequence[Instance]) -> tuple[str, ...]:
+    """The paper dimensions, then any other dimension the criteria use (``general``)."""
+    used = {c.dimension for i in instances for c in i.rubric.specific}
+    return DIMENSIONS + tuple(sorted(used - set(DIMENSIONS)))
+
+
+def _source_kinds(instances: Sequence[Instance]) -> dict[str, dict[str, int]]:
+    """``{"source_kinds": {kind: instances}}`` when any instance comes from a document, else
+    nothing: a paper build's card keeps exactly the keys it had before documents existed."""
+    if all(i.source_kind == "paper" for i in instances):
+        return {}
+    return {"source_kinds": counts(i.source_kind for i in instances)}
+
+
 def card_stats(instances: Sequence[Instance], drops: Sequence[Drop]) -> dict[str, Any]:
-    """Every number the card shows about the instances and the drops (no usage, no config)."""
+    """Every number the card shows about the instances and the drops (no usage, no config).
+
+    ``papers`` counts distinct sources (papers or documents: ``paper_id`` is either's content id);
+    ``source_kinds`` appears when documents are among them.
+    """
     specific = [c for i in instances for c in i.rubric.specific]
-    by_dimension = {d: sum(1 for c in specific if c.dimension == d) for d in DIMENSIONS}
+    by_dimension = {d: sum(1 for c in specific if c.dimension == d) for d in _dimensions(instances)}
     return {
         "papers": len({i.paper_id for i in instances}),
+        **_source_kinds(instances),
         "instances": len(instances),
         "recipes": counts(i.recipe for i in instances),
         "builders": counts(i.builder for i in instances),
@@ -215,17 +240,42 @@ def _audit_value(name: str, value: Any) -> str:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else str(value)
 
 
+PAPER_INTRO = (
+    "Rubric-graded reinforcement-learning tasks for research planning, built from papers. Each "
+    "instance is a question asking for a research plan, a reference answer, and a rubric: "
+    "specific binary criteria (ranked, each tagged method or experiment) plus a fixed set of "
+    "general criteria graded in their own pass. A judge model grades a plan against each "
+    "criterion; the reward mixes the two passes (α = 0.7 in the paper)."
+)
+DOCUMENT_INTRO = (
+    "Rubric-graded reinforcement-learning tasks for question answering, built from plain "
+    "documents. Each instance is a self-contained question, a reference answer grounded in its "
+    "document, and a rubric of weighted binary criteria: positive weights for what a good "
+    "answer contains, negative weights for pitfalls (mistakes the answer must not make). A "
+    "judge model grades an answer against each criterion; the reward is the weighted sum, "
+    "normalised by the positive weights and clipped to [0, 1]."
+)
+
+
+def _has(stats: Mapping[str, Any], kind: str) -> bool:
+    """Whether instances of ``kind`` are in the card; one without ``source_kinds`` is papers only
+    (including an empty build, whose card reads as it always did)."""
+    kinds: Mapping[str, int] | None = stats.get("source_kinds")
+    return kind == "paper" if kinds is None else kinds.get(kind, 0) > 0
+
+
+def _source_noun(stats: Mapping[str, Any]) -> str:
+    """What the sources are called: papers, documents, or sources when both."""
+    papers, documents = _has(stats, "paper"), _has(stats, "document")
+    return "source" if papers and documents else "document" if documents else "paper"
+
+
 def _what_section(stats: dict[str, Any]) -> list[str]:
-    lines = [
-        "# PaperGym dataset card",
-        "",
-        "Rubric-graded reinforcement-learning tasks for research planning, built from papers. Each "
-        "instance is a question asking for a research plan, a reference answer, and a rubric: "
-        "specific binary criteria (ranked, each tagged method or experiment) plus a fixed set of "
-        "general criteria graded in their own pass. A judge model grades a plan against each "
-        "criterion; the reward mixes the two passes (α = 0.7 in the paper).",
-        "",
-    ]
+    intro = [PAPER_INTRO] if _has(stats, "paper") else []
+    if _has(stats, "document"):
+        intro.append(DOCUMENT_INTRO)
+    lines = ["# PaperGym dataset card", ""]
+    lines += [line for text in intro for line in (text, "")]
     extractive = stats["builders"].get("extractive", 0)
     if extractive:
         lines += [
@@ -250,16 +300,18 @@ def _builder_section(stats: dict[str, Any], builder_note: str | None) -> list[st
 
 def _counts_section(stats: dict[str, Any], splits: Mapping[str, int] | None) -> list[str]:
     drops = stats["drops"]
+    noun = _source_noun(stats)
     rows: list[tuple[str, object]] = [
-        ("papers", stats["papers"]),
+        (f"{noun}s", stats["papers"]),
         ("instances", stats["instances"]),
-        ("drops", f"{drops['total']} ({drops['papers']} papers)"),
+        ("drops", f"{drops['total']} ({drops['papers']} {noun}s)"),
         ("instances with warnings", stats["instances_with_warnings"]),
         ("mean question words", stats["words"]["question_mean"]),
         ("mean reference-answer words", stats["words"]["reference_mean"]),
     ]
     if splits:
-        rows.append(("splits", ", ".join(f"{k} {v}" for k, v in splits.items()) + " (by paper)"))
+        by = f" (by {noun})"
+        rows.append(("splits", ", ".join(f"{k} {v}" for k, v in splits.items()) + by))
     lines = ["## Counts", "", *_table(("what", "count"), rows)]
     domains = list(stats["domains"].items())
     lines += ["### Domains", "", *_table(("domain", "instances"), domains[:20])]
@@ -305,12 +357,15 @@ def _rubric_section(stats: dict[str, Any]) -> list[str]:
     lines = ["## Rubrics", "", f"{criteria['specific']} specific criteria.", ""]
     lines += _table(
         ("dimension", "criteria", "share"),
-        [(d, criteria["by_dimension"][d], _pct(share[d])) for d in DIMENSIONS],
+        [(d, n, _pct(share[d])) for d, n in criteria["by_dimension"].items()],
     )
+    if _has(stats, "paper"):
+        lines += [
+            f"The PaperGym paper reports {PAPER_METHOD_SHARE * 100:.1f}% method / "
+            f"{(1 - PAPER_METHOD_SHARE) * 100:.1f}% experiment for its 20k-instance set.",
+            "",
+        ]
     lines += [
-        f"The PaperGym paper reports {PAPER_METHOD_SHARE * 100:.1f}% method / "
-        f"{(1 - PAPER_METHOD_SHARE) * 100:.1f}% experiment for its 20k-instance set.",
-        "",
         f"Specific criteria per instance: mean {per['mean']}, min {per['min']}, max {per['max']}.",
         "",
         *_table(("criteria", "instances"), per["histogram"].items()),
@@ -371,7 +426,10 @@ def _usage_section(usage: dict[str, Any] | None) -> list[str]:
 
 def _snippets(root: str) -> dict[str, list[str]]:
     """Loading instructions per format; ``root`` is ``""`` or ``"export/<format>/"``."""
-    r = {name: root.replace("<format>", name) for name in ("verl", "trl", "hf", "parquet")}
+    r = {
+        name: root.replace("<format>", name)
+        for name in ("verl", "trl", "hf", "parquet", "verifiers")
+    }
     return {
         "verl": [
             "### verl",
@@ -435,6 +493,33 @@ def _snippets(root: str) -> dict[str, list[str]]:
             "from papergym.export.parquet import read_parquet_instances",
             "",
             f'instances = read_parquet_instances("{r["parquet"]}train.parquet")',
+            "```",
+            "",
+        ],
+        "verifiers": [
+            "### verifiers",
+            "",
+            "An installable verifiers environment (`load_environment(**kwargs)`; reward `rubric`, "
+            "metrics `rubric_specific`, `rubric_general`; an unscored answer is a failed reward, "
+            "not 0). See PaperGym's docs/integrations.md.",
+            "",
+            "```bash",
+            *(["papergym export BUILD_DIR --format verifiers"] if r["verifiers"] else []),
+            f"pip install 'papergym[verifiers]' {r['verifiers'] or '.'}",
+            "vf-eval <name in pyproject.toml> -m MODEL --client.base-url URL --no-push",
+            "```",
+            "",
+        ],
+        "inspect": [
+            "### inspect_ai",
+            "",
+            "The `papergym/papergym` inspect task over a build folder (or any rubric dataset "
+            "`papergym eval` reads); `inspect view` shows each criterion's verdict and reason.",
+            "",
+            "```bash",
+            "pip install 'papergym[inspect]'",
+            "inspect eval papergym/papergym -T data=BUILD_DIR --model openai-api/local/MODEL",
+            "inspect view",
             "```",
             "",
         ],

@@ -58,16 +58,19 @@ class ExportFormat(StrEnum):
     trl = "trl"
     hf = "hf"
     parquet = "parquet"
+    verifiers = "verifiers"
     all = "all"
 
 
-FORMAT_ORDER: tuple[str, ...] = ("verl", "trl", "hf", "parquet")
+FORMAT_ORDER: tuple[str, ...] = ("verl", "trl", "hf", "parquet", "verifiers")
+ALL_FORMATS: tuple[str, ...] = ("verl", "trl", "hf", "parquet")
+"""What ``all`` writes: the datasets. The verifiers environment is a package, asked for by name."""
 
 
 def chosen_formats(formats: list[ExportFormat] | None) -> list[str]:
     """The formats to write, in a fixed order, without repeats; none given means all."""
     names = {f.value for f in formats or [ExportFormat.all]}
-    return [f for f in FORMAT_ORDER if "all" in names or f in names]
+    return [f for f in FORMAT_ORDER if ("all" in names and f in ALL_FORMATS) or f in names]
 
 
 def out_dir_for(build_dir: Path, out: Path | None, name: str, several: bool) -> Path:
@@ -234,8 +237,23 @@ def write_format(
     out_dir: Path,
     test_fraction: float | None,
     system_prompt: str | None,
+    *,
+    build_dir: Path | None = None,
+    resolved: PaperGymConfig | None = None,
 ) -> ExportResult:
-    """Write one format into ``out_dir``."""
+    """Write one format into ``out_dir`` (the verifiers package names itself after
+    ``build_dir`` and ships the ``resolved`` configuration)."""
+    if name == "verifiers":
+        from papergym.export.verifiers import write_verifiers
+
+        return write_verifiers(
+            instances,
+            out_dir,
+            test_fraction=test_fraction,
+            system_prompt=system_prompt,
+            build_dir=build_dir,
+            resolved=resolved,
+        )
     if name == "verl":
         from papergym.export.verl import write_verl
 
@@ -281,7 +299,15 @@ def run_export(
         target = out_dir_for(build_dir, out, name, len(formats) > 1)
         if target.exists() and not target.is_dir():
             raise BadInputError(target, "output path exists and is not a folder")
-        result = write_format(name, instances, target, test_fraction, system_prompt)
+        result = write_format(
+            name,
+            instances,
+            target,
+            test_fraction,
+            system_prompt,
+            build_dir=build_dir,
+            resolved=resolved,
+        )
         write_card(
             target,
             instances,
@@ -332,7 +358,9 @@ def export(
         typer.Option(
             "--format",
             "-f",
-            help="Format to write (repeatable): verl, trl, hf, parquet, or all. Default: all.",
+            help="Format to write (repeatable): verl, trl, hf, parquet, verifiers (an "
+            "installable verifiers environment package), or all (verl, trl, hf and parquet). "
+            "Default: all.",
             show_default=False,
         ),
     ] = None,
@@ -368,7 +396,7 @@ def export(
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """Export built instances for verl, TRL, Hugging Face datasets or parquet, with a dataset card.
+    """Export built instances for verl, TRL, Hugging Face datasets, parquet or a verifiers environment, with a dataset card.
 
     Each format gets its own folder with card.md, card.json and config.yaml (the resolved configuration; -c FILE and key=value arguments set data.test_fraction and data.system_prompt as --split and --system-prompt do). Exit code 2 when instances.jsonl is missing or invalid, or repeats an instance id with different content (identical copies are exported once, with a warning).
     """

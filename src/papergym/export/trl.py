@@ -24,7 +24,7 @@ from papergym.export.common import (
     write_split_tables,
 )
 from papergym.export.hf import save_splits
-from papergym.records import Instance, Rubric
+from papergym.records import Instance, Rubric, SourceKind
 
 FORMAT = "trl"
 DATASET_DIR = "dataset"
@@ -54,19 +54,33 @@ WEIGHTED_HEADER = (
 )
 
 
-def privileged_context(rubric: Rubric) -> str:
+DOCUMENT_HEADERS: dict[bool, str] = {
+    False: "Grading rubric for this task. A strong answer satisfies every criterion below.",
+    True: "Grading rubric for this task. A strong answer satisfies the criteria below, the "
+    "heavier ones first, and makes none of the listed mistakes.",
+}
+"""The headers for an instance built from a plain document (ARES), unweighted and weighted: its
+question asks for an answer, not a research plan."""
+
+
+def privileged_context(rubric: Rubric, source_kind: SourceKind = "paper") -> str:
     """The rubric as text for the teacher: specific criteria numbered by rank, then general.
 
     A weighted rubric shows each criterion's weight, and lists its pitfalls apart, as mistakes
     to avoid: a teacher shown a pitfall among the criteria to satisfy would steer the student
     towards the mistake. An unweighted rubric reads exactly as it did before weights existed.
+    A document's rubric (``source_kind="document"``) speaks of an answer, not a research plan.
     """
+    if source_kind == "document":
+        header = DOCUMENT_HEADERS[rubric.weighted]
+    else:
+        header = WEIGHTED_HEADER if rubric.weighted else PRIVILEGED_HEADER
     if not rubric.weighted:
-        lines = [PRIVILEGED_HEADER, "", "Task-specific criteria, most important first:"]
+        lines = [header, "", "Task-specific criteria, most important first:"]
         lines += [f"{n}. {c.text}" for n, c in enumerate(ranked(rubric), start=1)]
     else:
         desired = [c for c in ranked(rubric) if not c.pitfall]
-        lines = [WEIGHTED_HEADER, "", "Task-specific criteria, most important first:"]
+        lines = [header, "", "Task-specific criteria, most important first:"]
         lines += [f"{n}. {c.text} (weight {c.weight:g})" for n, c in enumerate(desired, start=1)]
         if rubric.pitfalls:
             lines += ["", "Mistakes to avoid (each one costs its weight):"]
@@ -84,7 +98,7 @@ def trl_row(instance: Instance, *, system_prompt: str | None = None) -> dict[str
         "question": instance.question,
         "reference": instance.reference_answer,
         "rubric": rubric_json(instance.rubric),
-        "privileged_context": privileged_context(instance.rubric),
+        "privileged_context": privileged_context(instance.rubric, instance.source_kind),
         "instance_id": instance.id,
         "paper_id": instance.paper_id,
         "recipe": instance.recipe,

@@ -28,6 +28,9 @@ from papergym.records import Instance
 
 FORMAT = "verl"
 ABILITY = "research_planning"
+DOCUMENT_ABILITY = "rubric_qa"
+"""The ability of an instance built from a plain document (ARES): a question answered in prose
+and graded by a weighted rubric, whatever its domain (the domain travels in ``extra_info``)."""
 REWARD_STYLE = "rubric"
 
 _MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string())])
@@ -64,6 +67,11 @@ def data_source(instance: Instance) -> str:
     return DATA_SOURCES.get(instance.recipe, f"papergym/{instance.recipe}")
 
 
+def ability(instance: Instance) -> str:
+    """``research_planning`` for a paper's task, ``rubric_qa`` for a document's question."""
+    return DOCUMENT_ABILITY if instance.source_kind == "document" else ABILITY
+
+
 def ground_truth(instance: Instance) -> str:
     """What the reward needs, as one JSON string: question, reference answer, whole rubric.
 
@@ -85,7 +93,7 @@ def verl_row(
     return {
         "data_source": data_source(instance),
         "prompt": chat_prompt(instance.question, system_prompt),
-        "ability": ABILITY,
+        "ability": ability(instance),
         "reward_model": {"style": REWARD_STYLE, "ground_truth": ground_truth(instance)},
         "extra_info": {
             "index": index,

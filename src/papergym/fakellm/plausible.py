@@ -13,6 +13,7 @@ repair) and answers from the paper text inside it, the way an extractive model w
 * rubric: one "The plan ..." criterion per reference sentence (R_A), task-specific checks built
   from the question's key terms (R_Q); merge: the first candidates; leakage judge: not inferable.
 
+The ARES, reviewer and writer prompts are answered by :mod:`papergym.fakellm.plausible_tasks`.
 Anything else gets a schema-true answer (ids of per-item verdicts numbered 1..n) or, without a
 schema, the prompt's first sentences. Answers are a pure function of the request, so caches and
 resumed builds behave as with a temperature-0 model.
@@ -26,6 +27,7 @@ import re
 from typing import Any, cast
 
 from papergym.fakellm.completions import JSONDict, extract_schema
+from papergym.fakellm.plausible_tasks import task_answer
 from papergym.fakellm.schema import sample_from_schema
 from papergym.records import RUBRIC_SIZE  # the criteria the rubric prompts ask for
 
@@ -114,6 +116,9 @@ _STOPWORDS = frozenset(
 
 def responder(request: dict[str, Any]) -> str | JSONDict:
     """The answer to one chat request: plausible for PaperGym's prompts, schema-true otherwise."""
+    task = task_answer(request)  # ARES, review and writer prompts
+    if task is not None:
+        return task
     text = _last_user(request)
     for cue, answer in _ANSWERS:
         if cue in text:

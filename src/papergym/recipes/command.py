@@ -91,12 +91,13 @@ def build(
     ],
     config: ConfigOption = None,
     recipe: Annotated[
-        Literal["papergym", "innov", "design"] | None,
+        Literal["papergym", "innov", "design", "ares"] | None,
         typer.Option(
             "--recipe",
             help="Sets build.recipe (default papergym). papergym: plan from goal+background, "
             "graded on method and experiments; innov: method only; design: the method is "
-            "given, plan its validation.",
+            "given, plan its validation; ares: SOURCES are a corpus of documents (JSONL, "
+            "parquet, a saved Hugging Face dataset, folders of .txt/.md; see docs/ares.md).",
             show_default=False,
         ),
     ] = None,
@@ -163,6 +164,10 @@ def build(
     ]
     resolved = resolve(config, overrides, given)
     section = resolved.build
+    if section.recipe == "ares":  # documents, not papers: sharded and streamed (docs/ares.md)
+        from papergym.recipes.ares.command import build_ares
+
+        return build_ares(paths, out, resolved, json_output)
     chosen = _builder(section.builder, resolved.llm)
     settings = settings_for(
         section.recipe,

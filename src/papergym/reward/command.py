@@ -298,9 +298,20 @@ def serve_reward(
             show_default=False,
         ),
     ] = None,
+    reward_kind: Annotated[
+        Literal["rubric", "review"] | None,
+        typer.Option(
+            "--reward",
+            help="Sets serve.reward (default rubric). review: the review reward, each answer's "
+            "mean simulated review rating on [0, 1] (labels not needed; the reviewer is "
+            "review.reviewer: the LLM reviewer when an LLM is configured, else the offline "
+            "baseline).",
+            show_default=False,
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
-    """Serve the rubric reward over HTTP: POST /get_reward (OpenRLHF), POST /score, GET /health."""
+    """Serve the rubric reward (or, with --reward review, the review reward) over HTTP: POST /get_reward (OpenRLHF), POST /score, GET /health."""
     import os
     import sys
 
@@ -321,6 +332,7 @@ def serve_reward(
             body=("serve.max_body_mb", "--max-body-mb", max_body_mb),
             token=("serve.token_env", "--token-env", token_env),
             docs=("serve.docs", "--docs", docs),
+            reward=("serve.reward", "--reward", reward_kind),
         ),
     )
     serving = settings.serve
@@ -333,15 +345,29 @@ def serve_reward(
             )
         register_secret(token)
     set_shared_config(settings)  # the fallback for unscored answers on /get_reward
-    reward = make_reward(settings)
-    sock = bind(serving.host, serving.port)  # before anything is printed: a taken port is exit 2
-    code = serve(
-        reward,
-        sock,
-        max_body_bytes=int(serving.max_body_mb * 1024 * 1024),
-        token=token,
-        docs=serving.docs,
-    )
+    if serving.reward == "review":
+        from papergym.review.runtime import make_review_reward
+        from papergym.review.server import serve_review
+
+        review_reward = make_review_reward(settings)
+        sock = bind(serving.host, serving.port)
+        code = serve_review(
+            review_reward,
+            sock,
+            max_body_bytes=int(serving.max_body_mb * 1024 * 1024),
+            token=token,
+            docs=serving.docs,
+        )
+    else:
+        reward = make_reward(settings)
+        sock = bind(serving.host, serving.port)  # before anything is printed: a taken port is exit 2
+        code = serve(
+            reward,
+            sock,
+            max_body_bytes=int(serving.max_body_mb * 1024 * 1024),
+            token=token,
+            docs=serving.docs,
+        )
     # Served and shut down cleanly: skip the interpreter's teardown, which with torch and the
     # embedding model loaded takes seconds (C-level, no Python frame) and delays a SIGTERM stop.
     sys.stdout.flush()

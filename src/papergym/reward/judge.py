@@ -27,6 +27,11 @@ to match, for tasks with many valid plans.
 mistake; the verdict stays "met or not", and the reward's weights turn a met pitfall into a
 penalty. Weights are not shown to the judge. A chunk without pitfalls gets the same prompt as
 before weights existed.
+
+**Documents.** An instance built from a plain document (``source_kind="document"``, ARES) asks
+a question, not for a research plan: its prompts (``prompts/*_document.md`` and the
+``DOCUMENT_*`` wordings) speak of an answer. A paper's prompts are unchanged, byte for byte, so
+cached judgements of paper instances stay valid.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ from papergym.llm.verdicts import (
     wrong_count_reason,
 )
 from papergym.llm.verdicts import judgement_schema as schema_for
-from papergym.records import Criterion, GeneralCriterion, Instance, Verdict
+from papergym.records import Criterion, GeneralCriterion, Instance, SourceKind, Verdict
 
 Kind = Literal["specific", "general"]
 Mode = Literal["all", "one", "k"]
@@ -90,6 +95,24 @@ PITFALL_RULES = (
     "where the plan makes the mistake, or says that it does not."
 )
 
+DOCUMENT_REFERENCE_INTRO = (
+    "A reference answer, written from the document the question comes from, is given for "
+    "context: use it to understand what each criterion means. The answer to grade does not have "
+    "to match it; it only has to meet the criteria, in its own words."
+)
+DOCUMENT_ADVISORY_REFERENCE_INTRO = (
+    "A reference answer is given below as one possible answer, not the bar to match. Many "
+    "different answers can be good: use the reference only to understand what a criterion "
+    "means, and never mark a criterion unmet because the answer takes a different route than "
+    "the reference."
+)
+DOCUMENT_PITFALL_RULES = (
+    f"Criteria marked {PITFALL_TAG} describe a mistake, not a quality. For those, the verdict "
+    "says whether the answer makes the mistake: 1 only when the answer clearly and explicitly "
+    "makes it, otherwise 0 (an answer that avoids or warns against the mistake gets 0). The "
+    "reason names where the answer makes the mistake, or says that it does not."
+)
+
 
 class JudgeVerdict(NumberedVerdict):
     """The judge's answer for one criterion: the reason first, then the 0/1 verdict."""
@@ -108,8 +131,9 @@ def judgement_schema(count: int) -> type[RubricJudgement]:
 
 
 @functools.cache
-def _template(kind: Kind) -> Template:
-    path = resources.files("papergym.reward").joinpath("prompts", f"{kind}.md")
+def _template(kind: Kind, source_kind: SourceKind = "paper") -> Template:
+    name = kind if source_kind == "paper" else f"{kind}_{source_kind}"
+    path = resources.files("papergym.reward").joinpath("prompts", f"{name}.md")
     return Template(path.read_text("utf-8"))
 
 
@@ -132,6 +156,7 @@ def judge_messages(
     reference: str | None = None,
     advisory_reference: bool = False,
     pitfalls: Sequence[bool] = (),
+    source_kind: SourceKind = "paper",
 ) -> list[Message]:
     """The single user message asking about every criterion of one chunk.
 
@@ -139,8 +164,10 @@ def judge_messages(
     :data:`PITFALL_TAG` and the prompt says that its verdict 1 means the plan makes the
     mistake. Without pitfalls the message is exactly what it was before weights existed, so
     cached judgements of unweighted rubrics stay valid. Weights themselves are never shown:
-    each verdict is a strict yes/no on its criterion alone.
+    each verdict is a strict yes/no on its criterion alone. ``source_kind="document"`` words
+    the message for an answer to a question rather than a research plan.
     """
+    document = source_kind == "document"
     if pitfalls and len(pitfalls) != len(criteria):
         raise ValueError(f"{len(pitfalls)} pitfall flags for {len(criteria)} criteria")
     flags = list(pitfalls) or [False] * len(criteria)
@@ -149,23 +176,32 @@ def judge_messages(
         for n, (c, pitfall) in enumerate(zip(criteria, flags, strict=True), start=1)
     )
     if reference is not None and reference.strip():
-        intro = ADVISORY_REFERENCE_INTRO if advisory_reference else REFERENCE_INTRO
+        if document:
+            intro = (
+                DOCUMENT_ADVISORY_REFERENCE_INTRO
+                if advisory_reference
+                else DOCUMENT_REFERENCE_INTRO
+            )
+        else:
+            intro = ADVISORY_REFERENCE_INTRO if advisory_reference else REFERENCE_INTRO
+        possible = "answer" if document else "approach"
         label = (
-            "Reference answer (one possible approach, not the bar to match)"
+            f"Reference answer (one possible {possible}, not the bar to match)"
             if advisory_reference
             else "Reference answer"
         )
         block = f"{label}:\n<<<\n{reference.strip()}\n>>>\n"
     else:
         intro, block = "", ""
-    content = _template(kind).substitute(
+    rules = DOCUMENT_PITFALL_RULES if document else PITFALL_RULES
+    content = _template(kind, source_kind).substitute(
         count=len(criteria),
         question=question.strip(),
         reference_intro=intro,
         reference_block=block,
         criteria=numbered,
         answer=answer,
-        pitfall_rules=PITFALL_RULES if any(flags) else "",
+        pitfall_rules=rules if any(flags) else "",
     )
     while "\n\n\n" in content:
         content = content.replace("\n\n\n", "\n\n")
@@ -271,6 +307,7 @@ class RubricJudge:
             reference=instance.reference_answer if with_reference else None,
             advisory_reference=self.advisory_reference,
             pitfalls=[isinstance(c, Criterion) and c.pitfall for c in criteria],
+            source_kind=instance.source_kind,
         )
         try:
             result = await self.llm.call(

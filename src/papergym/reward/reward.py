@@ -12,7 +12,9 @@ field, and the general criteria), the answer as judged, the judge's identity
 the key: ids are invented when absent (a verl ``ground_truth`` without one was always
 ``"verl"``) and chosen by clients (``extra_info.instance_id``), so an id-keyed cache served one
 paper's score under another paper's rubric. Two instances with the same content share a judgement; each caller
-still gets its own ``instance_id`` back. Other instance fields (title, paper id, source path,
+still gets its own ``instance_id`` back. A document's ``source_kind`` joins the key (the LLM
+judge words its prompt for an answer, not a plan); a paper's key is what it always was. Other
+instance fields (title, paper id, source path,
 warnings) are not read by any judge and are left out.
 
 **Weights.** The specific part of every score is
@@ -98,6 +100,8 @@ def score_key(
         "alpha": alpha,
         "normalisation": normalisation,
     }
+    if instance.source_kind != "paper":  # a paper's key stays as it was before the field
+        content["source_kind"] = instance.source_kind
     text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -183,3 +183,78 @@ class SFTSettings(Section):
     """Steps between checkpoints."""
     keep_checkpoints: int = Field(2, gt=0)
     """Checkpoints kept (older ones deleted)."""
+
+
+ReviewerKind = Literal["llm", "offline", "structure"]
+
+
+class CycleSettings(Section):
+    """CycleResearcher's iterative preference training (``papergym train cycle``, SPEC §5):
+    per round, sample papers, score them with the reviewer, train SimPO + NLL on best vs worst.
+
+    Defaults are the paper's published settings where it gives them (3 samples, T = 0.4, a
+    third of the inputs per round, SimPO plus an NLL term); β, γ, α, the learning rate and the
+    schedule are not published: the defaults for those are ours (see configs/cycle-12b.yaml).
+    """
+
+    data: Path | None = None
+    """A ``papergym write prepare`` output folder (its prompts.jsonl); ``--data`` sets it."""
+    max_inputs: int | None = Field(None, gt=0)
+    """Use at most this many inputs of the data (null: all)."""
+    rounds: int = Field(3, gt=0)
+    """Rounds of sample → review → train, each starting from the last round's weights."""
+    input_fraction: float = Field(1 / 3, gt=0.0, le=1.0)
+    """Share of the inputs each round samples, fresh ones (unused in earlier rounds) first."""
+    samples: int = Field(3, ge=2)
+    """Papers generated per input; the best-reviewed is chosen, the worst rejected."""
+    temperature: float = Field(0.4, gt=0.0)
+    """Sampling temperature of the generated papers."""
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    """Nucleus sampling of the generated papers (1: off)."""
+    max_new_tokens: int = Field(4096, gt=0)
+    """Longest generated paper, in tokens."""
+    max_prompt_tokens: int | None = Field(None, gt=0)
+    """Cut longer prompts (the reference lists) to this many tokens at the end, counted in the
+    round's metrics (null: never; small models with short contexts need it)."""
+    generation_batch_size: int = Field(4, gt=0)
+    """Inputs per ``generate`` call (each sampled ``samples`` times)."""
+    reviewer: ReviewerKind = "llm"
+    """Reviewer whose mean rating is the reward: llm (the review section's LLM reviewer, role
+    reviewer), offline (the fitted baseline) or structure (a rule check of the paper's form)."""
+    watch: ReviewerKind | Literal["none"] = "offline"
+    """A second, independent reviewer scoring the same papers: its agreement with the reward's
+    reviewer is the reward-hacking watch (none: off). Must differ from ``reviewer``."""
+    loss: Literal["simpo", "sft"] = "simpo"
+    """simpo: SimPO (+ NLL by ``nll_weight``) on chosen vs rejected (TRL CPOTrainer); sft:
+    supervised fine-tuning on the chosen papers only (the comparison baseline)."""
+    beta: float = Field(2.0, gt=0.0)
+    """SimPO β: scale of the length-normalised log-likelihood difference (ours; not published)."""
+    gamma: float = Field(1.0, ge=0.0)
+    """SimPO target margin γ, in β-scaled units (TRL simpo_gamma; ours; not published)."""
+    nll_weight: float = Field(1.0, ge=0.0)
+    """α: weight of the NLL term on the chosen papers (TRL cpo_alpha; 0 = SimPO alone)."""
+    learning_rate: float = Field(5e-7, gt=0.0)
+    """Learning rate, constant within a round (ours; not published)."""
+    epochs: float = Field(1.0, gt=0.0)
+    """Passes over a round's pairs (ignored when ``steps`` is set)."""
+    steps: int | None = Field(None, gt=0)
+    """Optimiser steps per round (null: ``epochs`` passes); equal-step comparisons set it."""
+    batch_size: int = Field(1, gt=0)
+    """Pairs per forward/backward pass."""
+    gradient_accumulation_steps: int = Field(8, gt=0)
+    """Passes per optimiser step (pairs per step = batch_size × this)."""
+    max_length: int = Field(16384, gt=0)
+    """Longest prompt + paper in training, in tokens (longer papers are cut)."""
+    warmup_ratio: float = Field(0.1, ge=0.0, lt=1.0)
+    """Linear warm-up share of each round's steps (ours; not published)."""
+    gradient_checkpointing: bool = False
+    """Recompute activations in the backward pass: less memory for long papers."""
+
+    @model_validator(mode="after")
+    def _check(self) -> CycleSettings:
+        if self.watch == self.reviewer:
+            raise ValueError(
+                f"watch ({self.watch}) must differ from reviewer: the watch is a second, "
+                "independent reviewer (none: off)"
+            )
+        return self

@@ -24,12 +24,13 @@ from papergym.errors import BadInputError
 from papergym.records import Instance
 from papergym.settings.load import is_override
 from papergym.train.config import StageName, TrainConfig, load_config
+from papergym.train.cycle_command import cycle_command
 from papergym.train.run import StageContext, StageRunner, StepHook, run_pipeline
 
 train_app = typer.Typer(
     name="train",
     help="Train a research planner on a build: OPSD, GRPO, SFT, the two-stage pipeline, or a "
-    "verl bundle for multi-node GRPO.",
+    "verl bundle for multi-node GRPO; or a paper writer by review (cycle).",
     no_args_is_help=True,
     rich_markup_mode=None,
     context_settings=HELP_SETTINGS,
@@ -319,6 +320,9 @@ _training_command(
     "Run the config's stages in order (default OPSD then GRPO), each starting from the last "
     "one's weights. Ablations: stages='[grpo, opsd]', stages='[grpo]', stages='[sft]'.",
 )
+
+
+train_app.command("cycle")(cycle_command)
 
 
 @train_app.command("verl-prepare")

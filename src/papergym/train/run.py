@@ -44,6 +44,7 @@ IDENTITY_SECTIONS: tuple[str, ...] = (
     "grpo",
     "sft",
     "reward",
+    "cycle",
 )
 """The top-level keys that change what training produces: a run folder is resumed only when
 they are unchanged. The rest of the configuration (``llm``, ``serve``, ``build``, ``audit``,

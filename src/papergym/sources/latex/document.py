@@ -112,10 +112,14 @@ class LatexDocument:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_latex_paper(root: Path, main_file: Path | None = None) -> LatexDocument:
+def read_latex_paper(
+    root: Path, main_file: Path | None = None, *, cite_keys: bool = False
+) -> LatexDocument:
     """Read the LaTeX paper whose sources are under ``root``.
 
     ``main_file`` skips the search for the main file (a single ``.tex`` given by the user).
+    ``cite_keys`` keeps citations as ``\\cite{keys}`` in the text (``papergym write prepare``
+    needs them); ingestion leaves it off, so its text has ``[cite]``.
     """
     root = root.resolve()
     if main_file is not None:
@@ -142,10 +146,10 @@ def read_latex_paper(root: Path, main_file: Path | None = None) -> LatexDocument
         warnings.append(
             "no \\title; " + ("title taken from the title page" if title else "no title found")
         )
-    abstract, body = _take_abstract(body, preamble, expander)
+    abstract, body = _take_abstract(body, preamble, expander, cite_keys)
     body = expander.expand(clean_body(body))
     lead, raw_sections = split_sections(body)
-    sections = _to_sections(lead, raw_sections)
+    sections = _to_sections(lead, raw_sections, cite_keys)
     if not sections and not title and not abstract:
         raise BadInputError(main.path, "no LaTeX document: no title, abstract or sections found")
     if not sections:
@@ -246,18 +250,21 @@ def _stand_in_abstract(sections: list[Section]) -> tuple[str, str]:
     return "", ""
 
 
-def _take_abstract(body: str, preamble: str, expander: MacroExpander) -> tuple[str, str]:
+def _take_abstract(
+    body: str, preamble: str, expander: MacroExpander, cite_keys: bool = False
+) -> tuple[str, str]:
     """The abstract's text, and the body without it (it must not reappear in a section)."""
     for source, is_body in ((body, True), (preamble, False)):
         envs = find_environments(source, ["abstract"])
         if envs:
-            text = latex_to_text(expander.expand(remove_definitions(envs[0].body(source))))
+            latex = expander.expand(remove_definitions(envs[0].body(source)))
+            text = latex_to_text(latex, cite_keys=cite_keys)
             if is_body:
                 body = source[: envs[0].start] + source[envs[0].end :]
             return text, body
         commands = find_commands(source, {"abstract": "{"})
         if commands:
-            text = latex_to_text(expander.expand(commands[0].args[0] or ""))
+            text = latex_to_text(expander.expand(commands[0].args[0] or ""), cite_keys=cite_keys)
             if is_body:
                 body = source[: commands[0].start] + source[commands[0].end :]
             return text, body
@@ -283,7 +290,9 @@ def _float_captions(env: Environment, text: str) -> str:
     return "".join(f"\n\n{kind}: {caption}\n\n" for caption in captions if caption.strip()) or "\n"
 
 
-def _to_sections(lead: str, raw_sections: list[RawSection]) -> list[Section]:
+def _to_sections(
+    lead: str, raw_sections: list[RawSection], cite_keys: bool = False
+) -> list[Section]:
     headings = [inline_text(raw.heading).rstrip(".:") for raw in raw_sections]
     kept = [
         (raw, heading)
@@ -296,12 +305,12 @@ def _to_sections(lead: str, raw_sections: list[RawSection]) -> list[Section]:
             heading=h,
             level=raw.level,
             path=path,
-            text=latex_to_text(raw.body),
+            text=latex_to_text(raw.body, cite_keys=cite_keys),
             appendix=raw.appendix,
         )
         for (raw, h), path in zip(kept, paths, strict=True)
     ]
-    lead_text = latex_to_text(lead)
+    lead_text = latex_to_text(lead, cite_keys=cite_keys)
     if len(lead_text.split()) >= _MIN_LEAD_WORDS:
         top = min((s.level for s in sections), default=1)
         sections.insert(0, Section(heading="", level=top, text=lead_text))

@@ -1,7 +1,8 @@
 """LaTeX → readable plain text with pylatexenc, configured for research papers.
 
-Citations and cross-references become ``[cite]`` and ``[ref]``, footnotes go in parentheses,
-formatting commands keep their text, layout commands vanish, and inline math stays readable
+Citations and cross-references become ``[cite]`` and ``[ref]`` (with ``cite_keys=True`` a
+citation keeps its keys as ``\\cite{a,b}``, for the writer's training targets), footnotes go in
+parentheses, formatting commands keep their text, layout commands vanish, and inline math stays readable
 (``$\\alpha_i^2$`` → ``α_i^2``). Conversion never raises: a piece pylatexenc cannot handle is
 converted paragraph by paragraph, and as a last resort with a plain markup stripper.
 """
@@ -34,6 +35,8 @@ _CITE = (
     "smartcite",
     "supercite",
 )
+CITE_COMMANDS: tuple[str, ...] = _CITE
+"""Every citation command the text conversion knows (bibliography reading finds keys by them)."""
 _REF = (
     "ref",
     "eqref",
@@ -212,8 +215,17 @@ _SYMBOLS = {
 }
 
 
+def _cite_with_keys(node: Any) -> str:
+    """``\\citep[p.~3]{a, b}`` → ``\\cite{a,b}``: the keys, without the citation's style."""
+    args = node.nodeargd.argnlist if node.nodeargd else []
+    group = args[-1] if args else None
+    keys = group.latex_verbatim().strip("{} \n") if group is not None else ""
+    keys = ",".join(k.strip() for k in keys.split(",") if k.strip())
+    return f"\\cite{{{keys}}}" if keys else "[cite]"
+
+
 @functools.cache
-def _contexts() -> tuple[Any, Any]:
+def _contexts(cite_keys: bool = False) -> tuple[Any, Any]:
     walker_db = latexwalker.get_default_latex_context_db()
     text_db = latex2text.get_default_latex_context_db()
     walker_specs = [macrospec.MacroSpec(n, "*[[{") for n in _CITE]
@@ -236,7 +248,8 @@ def _contexts() -> tuple[Any, Any]:
     ]
     walker_db.add_context_category("papergym", macros=walker_specs, prepend=True)
     T = latex2text.MacroTextSpec
-    text_specs = [T(n, "[cite]") for n in _CITE] + [T(n, "[ref]") for n in _REF]
+    cite: Any = _cite_with_keys if cite_keys else "[cite]"
+    text_specs = [T(n, cite) for n in _CITE] + [T(n, "[ref]") for n in _REF]
     text_specs += [T(n, "%(1)s") for n in _KEEP_TEXT]
     text_specs += [T(n, "") for n in _DROP]
     text_specs += [T(n, value) for n, value in _SYMBOLS.items()]
@@ -259,8 +272,8 @@ def _contexts() -> tuple[Any, Any]:
     return walker_db, text_db
 
 
-def _convert(latex: str) -> str:
-    walker_db, text_db = _contexts()
+def _convert(latex: str, cite_keys: bool = False) -> str:
+    walker_db, text_db = _contexts(cite_keys)
     walker = latexwalker.LatexWalker(latex, latex_context=walker_db, tolerant_parsing=True)
     nodes, _, _ = walker.get_latex_nodes()
     converter = latex2text.LatexNodes2Text(latex_context=text_db, math_mode="text")
@@ -275,15 +288,18 @@ def strip_markup(latex: str) -> str:
     return _MARKUP.sub(" ", latex)
 
 
-def latex_to_text(latex: str) -> str:
-    """Readable plain text from a LaTeX fragment; never raises."""
+def latex_to_text(latex: str, *, cite_keys: bool = False) -> str:
+    """Readable plain text from a LaTeX fragment; never raises.
+
+    ``cite_keys``: citations become ``\\cite{keys}`` instead of ``[cite]``.
+    """
     try:
-        return normalize_text(_convert(latex))
+        return normalize_text(_convert(latex, cite_keys))
     except Exception:  # pylatexenc raises assorted errors on odd input; degrade per paragraph
         pieces = []
         for paragraph in re.split(r"\n\s*\n", latex):
             try:
-                pieces.append(_convert(paragraph))
+                pieces.append(_convert(paragraph, cite_keys))
             except Exception:
                 pieces.append(strip_markup(paragraph))
         return normalize_text("\n\n".join(pieces))

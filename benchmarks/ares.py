@@ -1,0 +1,280 @@
+"""ARES at scale: memory as the corpus grows, LLM calls the prefilter saves, runner overhead.
+
+1. Memory: the runner over synthetic corpora of 1k and 10k documents with the prefilter step, and
+   of 200 and 1000 with both offline steps (prefilter, domain by MiniLM embedding: a few documents
+   a second on a shared CPU), each run in a fresh process; peak RSS (ru_maxrss) beside the RSS
+   before the run (imports, and the embedding model when used), and the ratio of the two peaks:
+   flat means ~1.0.
+2. Throughput: the smaller corpus through the runner (shards, progress records, bounded
+   concurrency) beside a bare loop calling the same steps one document after another with no
+   output: the ratio is what the runner costs or gains.
+3. Prefilter: a mixed corpus (good pages and junk: menus, tables, boilerplate, stubs) through the
+   LLM steps against the scripted loopback server (papergym.recipes.ares.scripted), with the
+   prefilter on and off: LLM calls, kept instances and calls per kept instance.
+4. Demo: examples/corpus against the scripted server: drops by step and reason.
+
+    python benchmarks/ares.py [--sizes 1000 10000] [--embed-sizes 200 1000] [--mixed 200]
+                              [--skip-memory]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "examples" / "corpus"
+
+TOPICS = [
+    ("blood pressure", "patients", "a home monitor"),
+    ("bicycle chains", "riders", "a chain-wear gauge"),
+    ("sourdough starters", "bakers", "a kitchen scale"),
+    ("roof insulation", "home owners", "a moisture meter"),
+    ("tax deadlines", "freelancers", "a spreadsheet"),
+    ("river flooding", "town planners", "a gauge station"),
+]
+SENTENCES = [
+    "Experts on {t} advise {p} to check the basics regularly, because small problems grow quietly.",
+    "A common mistake with {t} is to trust a single observation instead of several taken over days.",
+    "Using {tool} gives {p} more reliable information than guessing from memory or habit.",
+    "The first step is to record the current state, so that later changes can be compared fairly.",
+    "When the results look unusual, {p} should repeat the measurement before acting on it.",
+    "Small, steady changes usually work better than a single drastic intervention made in a hurry.",
+    "Some warning signs need urgent attention from a professional rather than a home remedy.",
+    "Keeping a simple written log helps {p} notice slow trends that are easy to miss otherwise.",
+    "Costs stay lower when problems with {t} are caught early instead of after a breakdown.",
+    "Guides written for {p} often skip the reasons behind each rule, which makes them easy to forget.",
+]
+JUNK = [
+    "Home\nProducts\nPricing\nAbout\nContact\nLog in\nSign up\n",
+    "Accept all cookies\nPrivacy policy\nTerms of use\nAll rights reserved.\n" * 6,
+    "\n".join(f"{2000 + i} | {i * 13 % 97} | {i * 7 % 31} | {i * 3 % 11}" for i in range(50)),
+    "Opening hours: 9 to 5, Monday to Friday.",
+    "lorem ipsum dolor sit amet " * 60,
+]
+
+
+def good_document(index: int, rng: random.Random) -> str:
+    topic, people, tool = TOPICS[index % len(TOPICS)]
+    lines = [s.format(t=topic, p=people, tool=tool) for s in SENTENCES]
+    rng.shuffle(lines)
+    body = " ".join(lines)
+    return f"A practical note on {topic}, number {index}\n\n{body}\n\n{body}\n\nNote {index} ends here."
+
+
+def write_corpus(path: Path, count: int, junk_share: float = 0.0, seed: int = 0) -> Path:
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(count):
+            if rng.random() < junk_share:
+                text = JUNK[i % len(JUNK)] + f"\n(item {i})"
+            else:
+                text = good_document(i, rng)
+            handle.write(json.dumps({"id": f"doc-{i:06d}", "text": text}) + "\n")
+    return path
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
+
+
+# --- 1 and 2: memory and throughput (in a child process each) -----------------------------------
+
+
+def child_offline(count: int, bare: bool, embedding: bool) -> dict[str, Any]:
+    """Run the offline steps over a fresh corpus of ``count`` documents; the numbers as JSON.
+
+    ``embedding`` False keeps the prefilter alone: the domain step embeds every document with
+    MiniLM on the CPU (a few documents a second on a shared 2-core machine), which would make a
+    10k-document run take an hour while adding a constant amount of memory (the model).
+    """
+    from papergym.recipes.ares.build import open_corpus
+    from papergym.recipes.ares.pipeline import ares_steps
+    from papergym.recipes.ares.record import AresDraft
+    from papergym.recipes.ares.runner import AresRunner
+    from papergym.recipes.steps import Reject
+    from papergym.settings.models import PaperGymConfig
+
+    config = PaperGymConfig()
+    steps = ares_steps(config, None)
+    if embedding:
+        from papergym.embed import embed
+
+        embed(["load the embedding model before measuring"])
+    else:
+        steps = [s for s in steps if s.name == "prefilter"]
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus_path = write_corpus(Path(tmp) / "corpus.jsonl", count)
+        corpus = open_corpus([corpus_path], config.ares)
+        before = rss_mb()
+        start = time.perf_counter()
+        if bare:
+
+            async def loop() -> int:
+                kept = 0
+                for entry in corpus:
+                    record: Any = AresDraft.start(entry.item)  # type: ignore[arg-type]
+                    for step in steps:
+                        record = await step.run(record)
+                        if isinstance(record, Reject):
+                            break
+                    kept += not isinstance(record, Reject)
+                return kept
+
+            kept = asyncio.run(loop())
+        else:
+            runner = AresRunner(
+                out=Path(tmp) / "out",
+                corpus=corpus,
+                steps=steps,
+                start=AresDraft.start,
+                finish=lambda d: d,
+                kept_model=AresDraft,
+                shard_size=config.ares.shard_size,
+                concurrency=config.ares.concurrency,
+            )
+            kept = asyncio.run(runner.run()).kept
+        seconds = time.perf_counter() - start
+    return {"count": count, "kept": kept, "seconds": seconds, "before": before, "peak": rss_mb()}
+
+
+def run_child(count: int, bare: bool, embedding: bool = False) -> dict[str, Any]:
+    args = [sys.executable, __file__, "--child", str(count)]
+    args += (["--bare"] if bare else []) + (["--embedding"] if embedding else [])
+    done = subprocess.run(args, capture_output=True, text=True, check=True)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def memory(sizes: list[int], embedding: bool, console: Console) -> None:
+    rows = [run_child(n, bare=False, embedding=embedding) for n in sizes]
+    steps = "prefilter and domain by embedding" if embedding else "prefilter"
+    table = Table(title=f"Memory: {steps}, one process per corpus size", title_justify="left")
+    for column in ("documents", "kept", "seconds", "RSS before MB", "peak RSS MB", "growth MB"):
+        table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(
+            f"{row['count']:,}",
+            f"{row['kept']:,}",
+            f"{row['seconds']:.1f}",
+            f"{row['before']:.0f}",
+            f"{row['peak']:.0f}",
+            f"{row['peak'] - row['before']:.0f}",
+        )
+    console.print(table)
+    if len(rows) >= 2:
+        console.print(
+            f"peak RSS ratio {rows[-1]['count']:,} / {rows[0]['count']:,} documents: "
+            f"{rows[-1]['peak'] / rows[0]['peak']:.2f} "
+            f"(corpus {rows[-1]['count'] / rows[0]['count']:.0f}x)"
+        )
+    bare = run_child(sizes[0], bare=True, embedding=embedding)
+    runner = rows[0]
+    table = Table(title=f"Throughput, {sizes[0]:,} documents, {steps}", title_justify="left")
+    for column in ("", "documents/s", "ratio"):
+        table.add_column(column, justify="right")
+    table.add_row("bare loop (no output)", f"{bare['count'] / bare['seconds']:.1f}", "1.00")
+    table.add_row(
+        "runner (shards, progress)",
+        f"{runner['count'] / runner['seconds']:.1f}",
+        f"{bare['seconds'] / runner['seconds']:.2f}",
+    )
+    console.print(table)
+
+
+# --- 3 and 4: LLM calls against the scripted server ----------------------------------------------
+
+
+def llm_build(paths: list[Path], prefilter: bool) -> tuple[Any, int]:
+    """The build's result and the chat requests the scripted server answered (no cache)."""
+    from papergym.fakellm import FakeOpenAIServer
+    from papergym.llm.config import BackendConfig, LLMConfig
+    from papergym.recipes.ares.build import open_corpus, run_shards
+    from papergym.recipes.ares.scripted import AresScript
+    from papergym.settings.models import PaperGymConfig
+
+    with FakeOpenAIServer(responder=AresScript()) as server, tempfile.TemporaryDirectory() as tmp:
+        llm = LLMConfig(default=BackendConfig(model="m", base_url=server.base_url), cache=False)
+        config = PaperGymConfig(llm=llm)
+        config = config.model_copy(
+            update={"ares": config.ares.model_copy(update={"prefilter": prefilter})}
+        )
+        result = asyncio.run(run_shards(open_corpus(paths, config.ares), Path(tmp), config))
+        return result, server.request_count
+
+
+def prefilter_savings(count: int, console: Console) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = write_corpus(Path(tmp) / "mixed.jsonl", count, junk_share=0.4, seed=1)
+        runs = {on: llm_build([corpus], on) for on in (True, False)}
+    table = Table(
+        title=f"LLM calls, {count} documents (40% junk), scripted server", title_justify="left"
+    )
+    for column in ("prefilter", "calls", "kept", "calls / kept instance", "classifier calls"):
+        table.add_column(column, justify="right")
+    for on, (result, calls) in runs.items():
+        classify = sum(
+            r.calls for (stage, _, _), r in result.usage.rows.items() if "classify" in stage
+        )
+        table.add_row(
+            "on" if on else "off",
+            f"{calls:,}",
+            f"{result.kept:,}",
+            f"{calls / max(result.kept, 1):.2f}",
+            f"{classify:,}",
+        )
+    console.print(table)
+    saved = runs[False][1] - runs[True][1]
+    console.print(f"the prefilter saves {saved:,} calls ({saved / runs[False][1]:.0%})")
+
+
+def demo(console: Console) -> None:
+    result, calls = llm_build([DEMO], True)
+    table = Table(
+        title=f"Demo corpus ({result.documents} documents) against the scripted server: "
+        f"{result.kept} instances, {calls} calls",
+        title_justify="left",
+    )
+    for column in ("step", "reason", "count"):
+        table.add_column(column)
+    for (step, reason), count in Counter(result.drops).most_common():
+        table.add_row(step, reason, str(count))
+    console.print(table)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--mixed", type=int, default=200)
+    parser.add_argument("--embed-sizes", type=int, nargs="*", default=[200, 1000])
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--embedding", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child_offline(args.child, args.bare, args.embedding)))
+        return
+    console = Console()
+    if not args.skip_memory:
+        memory(args.sizes, False, console)
+        if args.embed_sizes:
+            memory(args.embed_sizes, True, console)
+    prefilter_savings(args.mixed, console)
+    demo(console)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""One ARES build, as ``papergym build CORPUS... --recipe ares`` runs it (printing aside).
+
+The same :func:`run_shards` runs in the single process (engine ``local``) and in each task of a
+datatrove executor (:mod:`.distributed`): a task is this function restricted to its shards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from papergym.llm.client import LLMClient
+from papergym.llm.types import Role
+from papergym.recipes.ares.corpus import Columns, Corpus
+from papergym.recipes.ares.output import AresSettings
+from papergym.recipes.ares.record import AresDraft
+from papergym.recipes.ares.runner import AresResult, AresRunner, ProgressHook
+from papergym.recipes.ares.shards import Mode, ShardStore
+from papergym.records import Instance
+from papergym.settings.models import AresSection, PaperGymConfig
+
+LLM_ROLES: tuple[Role, ...] = ("extractor", "writer", "judge")
+# Keys of the ares section that say how the run is spread, not what it produces: a resumed
+# build may change them (more workers, another engine).
+RUN_KEYS = frozenset({"concurrency", "engine", "tasks", "workers"})
+INPUT_KEYS = frozenset({"text_column", "id_column", "url_column", "shard_size"})
+
+
+def ares_mode(config: PaperGymConfig) -> Mode:
+    """llm when an LLM is configured and ``--builder extractive`` did not ask for offline."""
+    return "llm" if config.llm.configured and config.build.builder != "extractive" else "offline"
+
+
+def open_corpus(paths: Sequence[Path], section: AresSection) -> Corpus:
+    """The corpus under ``paths``, every file checked (a bad one is a one-line BadInputError)."""
+    columns = Columns(text=section.text_column, id=section.id_column, url=section.url_column)
+    return Corpus.open(paths, columns, section.max_document_mb)
+
+
+def ares_settings(config: PaperGymConfig, mode: Mode) -> AresSettings:
+    """What decides the output: recipe, mode, shard size, columns, the steps' keys, models."""
+    section = config.ares
+    models: dict[str, str] = {}
+    if mode == "llm":
+        for role in LLM_ROLES:
+            backend = config.llm.roles.get(role, config.llm.default)
+            if backend is not None:
+                models[role] = f"{backend.backend}:{backend.model}"
+    steps = section.model_dump(mode="json", exclude=set(RUN_KEYS | INPUT_KEYS))
+    columns = {
+        "text": section.text_column,
+        "id": section.id_column,
+        "url": section.url_column,
+    }
+    return AresSettings(
+        mode=mode, shard_size=section.shard_size, columns=columns, steps=steps, models=models
+    )
+
+
+def _keep_draft(draft: AresDraft) -> AresDraft:
+    return draft
+
+
+def make_runner(
+    corpus: Corpus,
+    out: Path,
+    config: PaperGymConfig,
+    llm: LLMClient | None,
+    *,
+    progress: ProgressHook | None = None,
+    owns: Callable[[int], bool] | None = None,
+    embedder: Any = None,
+) -> AresRunner[AresDraft]:
+    """The runner of C1's step list (:func:`.pipeline.ares_steps`): LLM mode with a client,
+    otherwise the offline steps, keeping the drafts they pass."""
+    from papergym.recipes.ares.pipeline import ares_steps, to_instance
+
+    steps = ares_steps(config, llm) if embedder is None else ares_steps(config, llm, embedder)
+    llm_mode = llm is not None
+    return AresRunner(
+        out=out,
+        corpus=corpus,
+        steps=steps,
+        start=AresDraft.start,
+        finish=to_instance if llm_mode else _keep_draft,
+        kept_model=Instance if llm_mode else AresDraft,
+        mode="llm" if llm_mode else "offline",
+        shard_size=config.ares.shard_size,
+        concurrency=config.ares.concurrency,
+        llm=llm,
+        progress=progress,
+        owns=owns,
+        limit=config.build.limit,
+    )
+
+
+async def run_shards(
+    corpus: Corpus,
+    out: Path,
+    config: PaperGymConfig,
+    *,
+    progress: ProgressHook | None = None,
+    owns: Callable[[int], bool] | None = None,
+    llm: LLMClient | None = None,
+) -> AresResult:
+    """Run the build's shards (those ``owns`` accepts) with a client made from the config."""
+    client = llm
+    if client is None and ares_mode(config) == "llm":
+        client = LLMClient.from_config(config.llm)
+    try:
+        runner = make_runner(corpus, out, config, client, progress=progress, owns=owns)
+        return await runner.run()
+    finally:
+        if client is not None and llm is None:
+            await client.aclose()
+
+
+def summarise(out: Path, config: PaperGymConfig, mode: Mode) -> AresResult:
+    """The build's totals from its progress records and shard files (after any engine)."""
+    from papergym.recipes.ares.runner import collect_result
+
+    return collect_result(ShardStore(out, config.ares.shard_size), mode)

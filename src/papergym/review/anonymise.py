@@ -1,0 +1,602 @@
+"""Anonymisation of a paper before review: what a double-blind reviewer would not see.
+
+Camera-ready papers carry marks an anonymous submission does not (author names, affiliations,
+emails, "Published as a conference paper at ...", acknowledgements, funding, the authors' own
+code repository) and submissions carry marks of their own ("Anonymous authors", "Paper under
+double-blind review", anonymous repository links). A reviewer that sees either predicts the
+decision without reading the science, so both kinds are removed, and every removal is recorded.
+
+The rules are general, not fitted to particular papers: they work on PDF-to-markdown text (page
+headers, bold author lines, footnote lines) and on text rendered from LaTeX ingestion (markdown
+headings, no author block). Pure and deterministic: the same text always gives the same result.
+
+Order matters: venue marks first (they sit in the front matter and in page headers), then the
+front matter's author block, acknowledgement sections, stray funding and thanks sentences and
+author notes, code URLs, and finally any email left.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+
+from pydantic import Field
+
+from papergym.records import Record
+from papergym.review.records import Removal
+
+
+class Anonymised(Record):
+    """A paper's text with its identifying marks removed, and what was removed."""
+
+    text: str
+    removed: list[Removal] = Field(default_factory=list)
+
+
+# -- venue headers and footers --------------------------------------------------------------------
+
+_VENUE_PATTERNS = [
+    r"(?:published|accepted|appearing|to appear)\s+(?:as\s+an?\s+)?(?:\w+\s+){0,2}"
+    r"(?:paper\s+)?(?:at|in|to)\s+[^\n]{0,60}?\b(?:19|20)\d\d\b",
+    r"under\s+review\s+(?:as\s+an?\s+(?:\w+\s+){0,2}paper\s+)?(?:at|for|by)\s+[^\n]{0,60}?"
+    r"(?:\b(?:19|20)\d\d\b|$)",
+    r"(?:paper\s+)?under\s+double[- ]blind\s+review",
+    r"anonymous\s+(?:authors?|submission)",
+    r"preprint\.?\s+under\s+review\.?",
+    r"(?:work\s+)?in\s+submission\s+to\s+[^\n]{0,60}",
+    r"copyright\s+(?:©\s*)?(?:19|20)\d\d\s+by\s+the\s+authors?\.?",
+    r"camera[- ]ready(?:\s+version)?",
+]
+_VENUE = re.compile("|".join(f"(?:{p})" for p in _VENUE_PATTERNS), re.IGNORECASE | re.MULTILINE)
+_HEADER_MAX_WORDS = 16
+"""A venue phrase is removed on a line of at most this many words: a page header or a front-matter
+line, not a sentence of the paper or a reference ("In Proceedings of ...")."""
+
+_MARKUP = re.compile(r"[*_#`\[\]()]+")
+
+
+def _plain(line: str) -> str:
+    return _MARKUP.sub(" ", line).strip()
+
+
+def _strip_venue(lines: list[str], removed: list[Removal]) -> list[str]:
+    result = []
+    for line in lines:
+        plain = _plain(line)
+        if plain and len(plain.split()) <= _HEADER_MAX_WORDS and _VENUE.search(plain):
+            for match in _VENUE.finditer(plain):
+                removed.append(Removal(kind="venue-header", text=match.group(0).strip()))
+            rest = _plain(_VENUE.sub(" ", plain))
+            # what is left of a header line is page furniture (a page number, punctuation)
+            result.append("" if len(re.findall(r"[A-Za-z]{3,}", rest)) < 2 else line)
+            continue
+        result.append(line)
+    return result
+
+
+# -- line numbers -------------------------------------------------------------------------------
+
+_NUMBER_LINE = re.compile(r"^\s*(\d{1,4})\s*$")
+_NUMBER_PREFIX = re.compile(r"^(\d{1,4}) (?=\S)")
+LINE_NUMBER_RUN = 15
+"""Consecutive numbers (n, n+1, ...) on this many lines or more, each within
+:data:`_LINE_NUMBER_GAP` lines of the last, are line numbers (of a submission template, a mark only
+submissions carry, or of a code listing), not section numbers or table cells."""
+_LINE_NUMBER_GAP = 4
+
+
+def _strip_line_numbers(lines: list[str], removed: list[Removal]) -> list[str]:
+    """Line numbers printed by a submission template, alone on their lines or in front of the
+    text: runs of at least :data:`LINE_NUMBER_RUN` consecutive numbers."""
+    found: list[tuple[int, int]] = []  # (line index, number)
+    for index, line in enumerate(lines):
+        match = _NUMBER_LINE.match(line) or _NUMBER_PREFIX.match(line)
+        if match:
+            found.append((index, int(match.group(1))))
+    # a run continues at its next number, past stray numbers in between ("1 INTRODUCTION")
+    runs: list[list[tuple[int, int]]] = []
+    waiting: dict[int, list[tuple[int, int]]] = {}
+    for item in found:
+        run = waiting.pop(item[1], None)
+        if run is not None and item[0] - run[-1][0] > _LINE_NUMBER_GAP:
+            run = None  # numbers far apart are table cells or axis labels, not line numbers
+        if run is None:
+            run = []
+            runs.append(run)
+        run.append(item)
+        waiting[item[1] + 1] = run
+    result: list[str | None] = list(lines)
+    for run in runs:
+        if len(run) < LINE_NUMBER_RUN:
+            continue
+        removed.append(Removal(kind="line-numbers", text=f"{run[0][1]}-{run[-1][1]}"))
+        for index, _ in run:
+            line = lines[index]
+            # a number alone on its line goes with its line, so no blank line splits a paragraph
+            standalone = _NUMBER_LINE.match(line) is not None
+            result[index] = None if standalone else _NUMBER_PREFIX.sub("", line, count=1)
+    return [line for line in result if line is not None]
+
+
+# -- blocks, headings, prose ----------------------------------------------------------------------
+
+_SECTION_NUMBER = r"(?:[A-Z]|\d+)(?:\.\d+)*\.?"
+_INTRODUCTION = re.compile(
+    rf"^\s*(?:#+\s*)?(?:\*\*|__)?\s*(?:{_SECTION_NUMBER}\s+)?introduction\b", re.IGNORECASE
+)
+_NUMBERED_HEADING = re.compile(
+    r"^\s*(?:(?:\*\*)?\s*1\.?\s+[A-Z][A-Z0-9 ,:;&'()/-]{3,}(?:\*\*)?\s*$|#+\s*1\.?\s+[A-Z])"
+)
+"""The first section's heading: "1 INTRODUCTION", "# 1 Method"; not "1 Department of ..."."""
+_ABSTRACT = re.compile(r"^\s*(?:#+\s*)?(?:\*\*|__|_)?\s*abstract\b", re.IGNORECASE)
+_EMAIL = re.compile(
+    r"(?:\{[^{}\n]{1,200}\}|[\w.+-]+)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", re.IGNORECASE
+)
+_PROSE_MIN_WORDS = 12
+_LOWERCASE_SHARE = 0.55
+_FRONT_MAX_LINES = 150
+
+
+def is_heading(line: str) -> bool:
+    """A section heading: a markdown heading, a short all-capitals line ("2 RELATED WORK",
+    "REFERENCES"), or a horizontal rule."""
+    stripped = line.strip()
+    if not stripped:
+        return False
+    if stripped.startswith("#") or re.fullmatch(r"[-*_=]{3,}", stripped):
+        return True
+    plain = _plain(stripped)
+    words = re.findall(r"[A-Za-z]+", plain)
+    if not words or len(plain.split()) > 10 or plain.endswith((".", ",", ";")):
+        return False
+    letters = "".join(words)
+    return len(letters) >= 4 and letters.isupper()
+
+
+def _is_prose(block: str) -> bool:
+    """Running text, as an abstract is: enough words, mostly lowercase, no email address. Author
+    lists and affiliations are short and mostly capitalised."""
+    if _EMAIL.search(block):
+        return False
+    words = re.findall(r"[A-Za-z][A-Za-z'-]*", block)
+    if len(words) < _PROSE_MIN_WORDS:
+        return False
+    lowercase = sum(word[0].islower() for word in words) / len(words)
+    return lowercase >= _LOWERCASE_SHARE and len(_FUNCTION_WORDS & set(words)) >= 3
+
+
+_FUNCTION_WORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "and",
+        "we",
+        "is",
+        "are",
+        "that",
+        "for",
+        "with",
+        "on",
+        "this",
+        "by",
+        "our",
+        "from",
+        "as",
+        "be",
+        "which",
+        "it",
+    ]
+)
+
+
+def _is_prose_line(line: str) -> bool:
+    """A line of running text: eight or more words, mostly lowercase (not a name or an
+    affiliation)."""
+    words = re.findall(r"[A-Za-z][A-Za-z'-]*", line)
+    return len(words) >= 8 and sum(w[0].islower() for w in words) / len(words) >= 0.6
+
+
+def _blocks(lines: list[str]) -> list[tuple[int, int]]:
+    """(start, end) line ranges of the blank-line-separated blocks."""
+    spans = []
+    start: int | None = None
+    for index, line in enumerate(lines):
+        if line.strip():
+            if start is None:
+                start = index
+        elif start is not None:
+            spans.append((start, index))
+            start = None
+    if start is not None:
+        spans.append((start, len(lines)))
+    return spans
+
+
+def _paragraphs(lines: list[str]) -> list[tuple[int, int]]:
+    """:func:`_blocks`, each also split before a heading line inside it (a PDF extraction often
+    leaves no blank line before "REFERENCES")."""
+    spans = []
+    for start, end in _blocks(lines):
+        cuts = [start, *(i for i in range(start + 1, end) if is_heading(lines[i])), end]
+        spans += list(itertools.pairwise(cuts))
+    return spans
+
+
+def _block_text(lines: list[str], span: tuple[int, int]) -> str:
+    return "\n".join(lines[span[0] : span[1]])
+
+
+# -- the author block -----------------------------------------------------------------------------
+
+
+def _is_caps(line: str) -> bool:
+    letters = "".join(re.findall(r"[A-Za-z]+", line))
+    return len(letters) >= 4 and letters.isupper()
+
+
+def _title_end(lines: list[str]) -> int:
+    """The line after the title: a markdown heading near the top and the heading lines after it
+    (a long title wraps), else the first line and the lines of its block that continue it (in
+    capitals like it, or a short block of at most three lines)."""
+    filled = [i for i, line in enumerate(lines) if line.strip()][:5]
+    headings = [i for i in filled if lines[i].lstrip().startswith("#")]
+    if headings:
+        index = headings[0] + 1
+        while index < len(lines) and (
+            lines[index].lstrip()[:1] == "#"
+            or (not lines[index].strip() and lines[index + 1 : index + 2] != [""])
+            or (_is_caps(lines[index]) and lines[index - 1].strip())
+        ):
+            if _ABSTRACT.match(lines[index]) or _INTRODUCTION.match(lines[index]):
+                break
+            index += 1
+        return index
+    if not filled:
+        return len(lines)
+    first = filled[0]
+    end = next((i for i in range(first, len(lines)) if not lines[i].strip()), len(lines))
+    if _is_caps(lines[first]):
+        index = first + 1
+        while index < end and _is_caps(lines[index]) and not _ABSTRACT.match(lines[index]):
+            index += 1
+        return index
+    if end - first <= 3 and not any(_ABSTRACT.match(line) for line in lines[first:end]):
+        return end
+    return first + 1
+
+
+def _front_end(lines: list[str], start: int) -> int:
+    """Where the front matter ends: the introduction (or first numbered section) heading, or the
+    end of the first block of prose after the abstract heading (or after the title when there is
+    none), whichever comes first. Author blocks sit before the abstract's text, even when a
+    PDF extraction put the abstract heading above them; a teaser figure after it is left alone."""
+    limit = min(len(lines), start + _FRONT_MAX_LINES)
+    intro = next(
+        (
+            i
+            for i in range(start, limit)
+            if _INTRODUCTION.match(lines[i]) or _NUMBERED_HEADING.match(lines[i])
+        ),
+        limit,
+    )
+    abstract = next((i for i in range(start, intro) if _ABSTRACT.match(lines[i])), start)
+    for span in _blocks(lines[abstract:intro]):
+        if _is_prose(_block_text(lines[abstract:intro], span)):
+            return abstract + span[1]
+    return intro if intro < limit else start
+
+
+def _front_blocks(front: list[str]) -> list[tuple[int, int]]:
+    """The front matter's blocks, each also split before an abstract heading and where running
+    prose follows a short line (an extraction with no blank line between authors and abstract;
+    a bare line number does not count)."""
+    spans = []
+    for start, end in _blocks(front):
+        cuts = [start]
+        for i in range(start + 1, end):
+            before = front[i - 1]
+            short = len(before.split()) < 8 and re.search(r"[A-Za-z]", before) is not None
+            prose_begins = _is_prose_line(front[i]) and short and not _is_prose_line(before)
+            if _ABSTRACT.match(front[i]) or is_heading(front[i]) or prose_begins:
+                cuts.append(i)
+        cuts.append(end)
+        spans += list(itertools.pairwise(cuts))
+    return spans
+
+
+def _looks_like_authors(block: str) -> bool:
+    """Names, affiliations or addresses: an email, or words nearly all capitalised."""
+    if _EMAIL.search(block):
+        return True
+    words = re.findall(r"[A-Za-z][A-Za-z'-]*", block)
+    return bool(words) and sum(w[0].islower() for w in words) / len(words) < 0.3
+
+
+def _strip_author_block(lines: list[str], removed: list[Removal]) -> list[str]:
+    """Between the title and the introduction keep the abstract: before the abstract's heading
+    every block that is not running prose is author names, affiliations, emails or notes; after
+    it (a PDF extraction may put the heading above the authors) only blocks that look like
+    names or addresses go, so an abstract broken by line numbers or formulas stays whole."""
+    start = _title_end(lines)
+    end = _front_end(lines, start)
+    front = lines[start:end]
+    drop: set[int] = set()
+    seen_abstract = False
+    for first, last in _front_blocks(front):
+        block = _block_text(front, (first, last))
+        if _ABSTRACT.match(front[first]):
+            seen_abstract = True
+            if len(block.split()) <= 3 or _is_prose(block):
+                continue
+        keep = _is_prose(block) or (seen_abstract and not _looks_like_authors(block))
+        if not keep:
+            removed.append(Removal(kind="author-block", text=block.strip()))
+            drop.update(range(start + first, start + last))
+    return ["" if i in drop else line for i, line in enumerate(lines)]
+
+
+# -- affiliation footnotes ----------------------------------------------------------------------
+
+_AFFILIATION = re.compile(
+    r"\b(?:universit\w*|institut\w*|college|school\s+of|department|laborator\w*|labs?|"
+    r"research|academy|inc|ltd|llc|corporation|company|google|microsoft|meta|deepmind|facebook|"
+    r"amazon|ibm|nvidia|huawei|tencent|alibaba|baidu|bytedance|samsung|intel|apple|adobe)\b",
+    re.IGNORECASE,
+)
+_NOTE_START = re.compile(r"^[\s_\[]*(?:[∗†‡§¶⋆⇤˚♠♦♣]|\*(?!\*)|\d{1,2}(?=\s?[A-Z]))[\s:]*")
+_NOTE_MAX_WORDS = 25
+
+
+def _strip_affiliation_notes(lines: list[str], removed: list[Removal]) -> list[str]:
+    """A first-page footnote giving an author's affiliation ("†University of Oxford, UK",
+    "1Department of ..."): a short line that starts with a footnote mark and names an
+    institution. PDF extraction leaves these anywhere in the first pages' text."""
+    result = []
+    for line in lines:
+        plain = line.strip()
+        start = _NOTE_START.match(plain)
+        if (
+            start
+            and _AFFILIATION.search(" ".join(_URL.sub(" ", plain[start.end() :]).split()[:6]))
+            and len(plain.split()) <= _NOTE_MAX_WORDS
+            and not is_heading(plain)
+        ):
+            removed.append(Removal(kind="affiliation", text=plain))
+            result.append("")
+            continue
+        result.append(line)
+    return result
+
+
+# -- acknowledgements and funding -----------------------------------------------------------------
+
+_ACK_WORDS = r"acknowledge?ments?|funding(?:\s+information)?|financial\s+(?:support|disclosure)"
+_ACK_HEADING = re.compile(
+    rf"^\s*(?:#+\s*)?(?:\*\*|__|_)?\s*(?:{_SECTION_NUMBER}\s+)?(?:{_ACK_WORDS})\s*[.:]?\s*"
+    r"(?:\*\*|__|_)?\s*$",
+    re.IGNORECASE,
+)
+_ACK_LEAD = re.compile(
+    rf"^\s*(?:#+\s*)?(?:\*\*|__|_)?\s*(?:{_ACK_WORDS})\b\s*(?:\*\*|__|_)?\s*[.:—–-]?", re.IGNORECASE
+)
+_ACK_CONTENT = re.compile(
+    r"\b(?:thank|grateful|gratitude|support(?:ed)?|fund(?:ed|ing)?|grants?|awards?|fellowships?|"
+    r"sponsor(?:ed)?|foundation|acknowledge|council|program(?:me)?)\b",
+    re.IGNORECASE,
+)
+_BOLD_LEAD = re.compile(r"^\s*(?:\*\*|__)[^*_\n]{2,60}?(?:\*\*|__|[.:])")
+
+
+def _strip_acknowledgements(lines: list[str], removed: list[Removal]) -> list[str]:
+    """An acknowledgement section: its heading (or a paragraph led by "Acknowledgements") and the
+    paragraphs after it that read as thanks or funding, up to the next heading."""
+    drop: set[int] = set()
+    spans = _paragraphs(lines)
+    index = 0
+    while index < len(spans):
+        span = spans[index]
+        first = lines[span[0]]
+        heading = _ACK_HEADING.match(first) is not None
+        if not heading and _ACK_LEAD.match(first) is None:
+            index += 1
+            continue
+        taken = [span]
+        # a heading alone on its line owns the next paragraph whatever it says
+        owns_next = heading and span[1] - span[0] == 1
+        index += 1
+        while index < len(spans):
+            nxt = spans[index]
+            text = _block_text(lines, nxt)
+            if is_heading(lines[nxt[0]]) or _BOLD_LEAD.match(lines[nxt[0]]):
+                break
+            if not (owns_next and len(taken) == 1) and not _ACK_CONTENT.search(text):
+                break
+            taken.append(nxt)
+            index += 1
+        for start, end in taken:
+            drop.update(range(start, end))
+        text = "\n".join(_block_text(lines, s) for s in taken).strip()
+        removed.append(Removal(kind="acknowledgements", text=text))
+    return ["" if i in drop else line for i, line in enumerate(lines)]
+
+
+_FUNDING = re.compile(
+    r"\b(?:supported|funded|sponsored|financed)\b(?:\s+\w+){0,3}\s+by\b(?=[^.]{0,200}?\b(?:grants?|"
+    r"awards?|fellowships?|foundation|council|agency|program(?:me)?|scholarships?|fund|ministry|"
+    r"NSF|NIH|DARPA|ERC|EPSRC|NSERC|ONR|ARO|AFOSR|DOE|UKRI|DFG|JSPS)\b)",
+    re.IGNORECASE,
+)
+_THANKS = re.compile(
+    r"\b(?:we|the\s+authors?|authors?)\s+(?:would\s+(?:also\s+)?like\s+to\s+|wish\s+to\s+|also\s+|"
+    r"are\s+(?:very\s+)?|gratefully\s+)?(?:thank|grateful|acknowledge\s+(?:the\s+)?(?:support|"
+    r"funding|help))\b|\bthanks?\s+(?:go|goes)\s+to\b|\banonymous\s+reviewers\b",
+    re.IGNORECASE,
+)
+_AUTHOR_NOTE = re.compile(
+    r"\bequal(?:ly)?\s+contribut\w*\s*(?:[.,;:)*_]|$)|\bcontributed\s+equally\b|"
+    r"\bcorresponding\s+authors?(?![a-z])|\b(?-i:[Cc]orrespondence(?:\s+to\s+[A-Z]|\s*:))|"
+    r"\b(?:this\s+)?work\s+(?:was\s+)?(?:done|performed|conducted|carried\s+out)\s+(?:while|during|when|as)\b|"
+    r"\binternship\s+(?:at|of)\b|\bwhile\s+(?:\w+\s+){0,3}interns?\s+at\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_SENTENCE_END = re.compile(r"[.!?](?:\*\*|__|_|\])?(?=\s|$)")
+
+
+def _sentence_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The sentence of ``text`` holding ``text[start:end]``, by the nearest sentence ends."""
+    before = 0
+    for match in _SENTENCE_END.finditer(text, 0, start):
+        before = match.end()
+    after = _SENTENCE_END.search(text, end)
+    return before, (after.end() if after else len(text))
+
+
+_FOOTNOTE_MARK = re.compile(r"[∗†‡⋆⇤§¶*˚]")
+
+
+def _note_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """An author note's span: its sentence, but not beyond its line and from its footnote mark
+    on (a PDF extraction drops a page's footnotes into the middle of a body sentence)."""
+    begin, finish = _sentence_span(text, start, end)
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    marks = [m.start() for m in _FOOTNOTE_MARK.finditer(text, line_start, start)]
+    begin = max(begin, line_start, *marks[-1:])
+    return begin, min(finish, len(text) if line_end < 0 else line_end)
+
+
+def _strip_sentences(
+    text: str,
+    pattern: re.Pattern[str],
+    kind: str,
+    removed: list[Removal],
+    span: Callable[[str, int, int], tuple[int, int]] = _sentence_span,
+) -> str:
+    while (match := pattern.search(text)) is not None:
+        start, end = span(text, match.start(), match.end())
+        removed.append(Removal(kind=kind, text=" ".join(text[start:end].split())))
+        text = text[:start] + text[end:]
+    return text
+
+
+# -- code URLs ------------------------------------------------------------------------------------
+
+_URL = re.compile(r"(?:https?://|www\.)[^\s()<>\]]+|\b(?:github|gitlab)\.com/[^\s()<>\]]+")
+_LINKED_URL = re.compile(r"\]\(((?:https?://|www\.)[^\s()]+)\)")
+_CODE_HOST = re.compile(
+    r"(?:github\.com|gitlab\.com|bitbucket\.org|github\.io|codeocean\.com|huggingface\.co|"
+    r"sourceforge\.net|4open\.science|anonymous|anonym)",
+    re.IGNORECASE,
+)
+_ANONYMOUS_HOST = re.compile(r"4open\.science|anonymous|anonym", re.IGNORECASE)
+_OWN_CODE = re.compile(
+    r"\bour\s+(?:\w+\s+){0,3}(?:codes?|implementations?|repositor(?:y|ies)|project|models?|"
+    r"datasets?|library|package|toolkit|benchmark|website|webpage)\b|"
+    r"\b(?:source\s+)?codes?\s*(?:\w+\s+){0,4}(?:is|are|will\s+be|has\s+been|have\s+been)?\s*"
+    r"(?:publicly\s+|made\s+|freely\s+)?(?:available|released|provided|hosted)|\bcodes?\s*:|"
+    r"\bcode\s+at\b|\bproject\s+(?:page|website|webpage)\b|"
+    r"\bwe\s+(?:\w+\s+)?(?:release|open[- ]source|publish|make\s+(?:\w+\s+){0,3}available)\b|"
+    r"\b(?:can\s+be\s+found|is\s+available|are\s+available|available)\s+(?:at|here|on|from)\b",
+    re.IGNORECASE,
+)
+
+
+def _repository(url: str) -> str | None:
+    """``host/owner/name`` of a code-hosting URL, to find the same repository elsewhere."""
+    match = re.search(r"((?:github|gitlab)\.com|bitbucket\.org)/([\w.-]+)/([\w.-]+)", url)
+    if not match:
+        return None
+    return f"{match.group(1)}/{match.group(2)}/{match.group(3).removesuffix('.git')}"
+
+
+def _own_code_urls(text: str) -> set[str]:
+    """Code-hosting URLs the paper presents as its own (a sentence or footnote saying "our code
+    is available at ...") and every anonymous-repository link."""
+    own: set[str] = set()
+    for match in _URL.finditer(text):
+        url = match.group(0).rstrip(".,;:")
+        if not _CODE_HOST.search(url):
+            continue
+        start, end = _sentence_span(text, match.start(), match.end())
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        context = text[min(start, line_start) : end]
+        if _ANONYMOUS_HOST.search(url) or _OWN_CODE.search(context):
+            own.add(url)
+    return own
+
+
+def _strip_code_urls(text: str, removed: list[Removal]) -> str:
+    own = _own_code_urls(text)
+    repositories = {r for r in map(_repository, own) if r}
+    prefixes = sorted(own | repositories, key=len, reverse=True)
+    if not prefixes:
+        return text
+    owners = {r.split("/")[1] for r in repositories if len(r.split("/")[1]) >= 4}
+
+    def is_own(url: str) -> bool:
+        bare = re.sub(r"^(?:https?://)?(?:www\.)?", "", url)
+        return any(bare.startswith(re.sub(r"^(?:https?://)?(?:www\.)?", "", p)) for p in prefixes)
+
+    def drop(match: re.Match[str], group: int) -> str:
+        url = match.group(group)
+        if not is_own(url.rstrip(".,;:")):
+            return match.group(0)
+        removed.append(Removal(kind="code-url", text=url))
+        return "]" if group == 1 else ""
+
+    text = _LINKED_URL.sub(lambda m: drop(m, 1), text)
+    text = _URL.sub(lambda m: drop(m, 0), text)
+    for owner in sorted(owners):
+        # the rest of a URL the PDF broke over two lines ("https://github.com/" then "owner/repo")
+        text = _replace(text, rf"\b{re.escape(owner)}/[^\s()<>\]]*", "code-url", removed)
+    return text
+
+
+def _replace(text: str, pattern: str, kind: str, removed: list[Removal]) -> str:
+    def record(match: re.Match[str]) -> str:
+        removed.append(Removal(kind=kind, text=match.group(0)))
+        return ""
+
+    return re.sub(pattern, record, text)
+
+
+# -- the whole ------------------------------------------------------------------------------------
+
+
+def _tidy(text: str) -> str:
+    """Blank runs left by removals collapsed to one blank line; trailing spaces dropped."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    text = "\n".join(lines)
+    text = re.sub(r"\[\s*\]", "", text)  # a link whose text was the URL removed
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+_LineStep = Callable[[list[str], list[Removal]], list[str]]
+_LINE_STEPS: tuple[_LineStep, ...] = (
+    _strip_venue,
+    _strip_line_numbers,
+    _strip_author_block,
+    _strip_acknowledgements,
+    _strip_affiliation_notes,
+)
+
+
+def anonymise(text: str) -> Anonymised:
+    """``text`` without author block, venue headers and footers, acknowledgements, funding and
+    thanks, author notes, the paper's own code URLs and emails; each removal recorded."""
+    removed: list[Removal] = []
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for step in _LINE_STEPS:
+        lines = step(lines, removed)
+    body = "\n".join(lines)
+    body = _strip_sentences(body, _FUNDING, "funding", removed)
+    body = _strip_sentences(body, _THANKS, "acknowledgements", removed)
+    body = _strip_sentences(body, _AUTHOR_NOTE, "author-note", removed, _note_span)
+    body = _strip_code_urls(body, removed)
+    body = _replace(body, _EMAIL.pattern, "email", removed)
+    return Anonymised(text=_tidy(body), removed=removed)

@@ -1,0 +1,168 @@
+"""The offline baseline reviewer: a ridge model on TF-IDF features of the anonymised text.
+
+It predicts a paper's mean human rating with no LLM, from coefficients fitted by ``papergym
+review fit`` and shipped, with their provenance, in ``baseline/iclr2022.json``. It is a
+baseline, and everything it writes says so (``PaperReview.baseline`` is True). Prediction is
+plain Python and numpy over the shipped vocabulary: no scikit-learn at run time.
+
+Features: the text is anonymised (:func:`~papergym.review.anonymise.anonymise`), URLs, emails
+and numbers are dropped, and the lowercase words of three or more letters are counted; a word's
+weight is (1 + log count) × idf, and the vector is scaled to unit length (scikit-learn's
+``TfidfVectorizer(sublinear_tf=True)``, which ``review fit`` uses with this same tokeniser).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from papergym.errors import BadInputError
+from papergym.records import Record
+from papergym.review.anonymise import anonymise
+from papergym.review.records import ICLR, PaperReview, VenueScale, decide
+
+SHIPPED = "iclr2022.json"
+"""The shipped baseline, in the package's ``baseline/`` folder."""
+
+_URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+")
+_WORD = re.compile(r"[a-z]{3,}")
+
+
+def tokens(text: str) -> list[str]:
+    """The words the baseline counts, of text already anonymised: lowercase runs of three or
+    more letters, URLs and emails left out (they name repositories and people, not science)."""
+    return _WORD.findall(_URL.sub(" ", text.lower()))
+
+
+def features_text(text: str) -> str:
+    """What the baseline reads of a paper: its anonymised text."""
+    return anonymise(text).text
+
+
+class Provenance(Record):
+    """Where a fitted baseline came from: enough to fit it again."""
+
+    command: str
+    data: str = Field(description="What it was fitted on, in words (no machine paths).")
+    papers: int
+    ratings: int
+    accepted: int
+    version: str = Field(description="papergym version that fitted it.")
+    sklearn: str = Field(description="scikit-learn version that fitted it.")
+    date: str
+    selection: str = Field(description="How the regularisation was chosen.")
+    cross_validation: dict[str, float] = Field(
+        default_factory=dict, description="Out-of-fold metrics of the chosen model."
+    )
+
+
+class Baseline(Record):
+    """A fitted baseline: TF-IDF vocabulary with idf and ridge coefficients, and thresholds."""
+
+    kind: str = Field(default="tfidf-ridge", description="Features and model.")
+    venue: str = "iclr"
+    alpha: float = Field(description="Ridge regularisation strength.")
+    intercept: float
+    terms: dict[str, tuple[float, float]] = Field(description="Word → (idf, coefficient).")
+    threshold: float = Field(
+        description="Decision threshold on the baseline's predicted rating, calibrated on its "
+        "out-of-fold predictions (accept when prediction >= threshold)."
+    )
+    threshold_rule: str = Field(
+        default="accepts the share of papers the ratings file accepted, on out-of-fold predictions",
+        description="How ``threshold`` was calibrated.",
+    )
+    human_threshold: float = Field(
+        description="Threshold on the mean human rating that best matches the decisions: the "
+        "default review.threshold for simulated reviewers."
+    )
+    provenance: Provenance
+
+    def predict_rating(self, text: str) -> float:
+        """The predicted mean rating of a paper given its anonymised text (unclipped)."""
+        counts = Counter(word for word in tokens(text) if word in self.terms)
+        weights = {w: (1.0 + math.log(c)) * self.terms[w][0] for w, c in counts.items()}
+        norm = math.sqrt(math.fsum(v * v for v in weights.values()))
+        if norm == 0.0:
+            return self.intercept
+        return self.intercept + math.fsum(v * self.terms[w][1] for w, v in weights.items()) / norm
+
+
+def baseline_json(baseline: Baseline) -> str:
+    """The baseline as readable JSON: one term a line, numbers to 6 significant digits (the
+    shipped file stays small and diffs term by term)."""
+    payload = baseline.model_dump(mode="json", exclude={"terms"})
+    head = json.dumps(payload, indent=1, ensure_ascii=False)[:-2]
+    lines = [
+        f"  {json.dumps(word, ensure_ascii=False)}: [{idf:.6g}, {coef:.6g}]"
+        for word, (idf, coef) in sorted(baseline.terms.items())
+    ]
+    return head + ',\n "terms": {\n' + ",\n".join(lines) + "\n }\n}\n"
+
+
+def load_baseline(path: Path | None = None) -> Baseline:
+    """The baseline at ``path``, or the shipped one; a file that is not one is bad input."""
+    if path is None:
+        return _shipped()
+    try:
+        payload: Any = json.loads(Path(path).read_text(encoding="utf-8"))
+        return Baseline.model_validate(payload)
+    except FileNotFoundError:
+        raise BadInputError(path, "no such baseline file") from None
+    except (OSError, ValueError) as error:
+        first = error.errors()[0]["msg"] if isinstance(error, ValidationError) else str(error)
+        raise BadInputError(path, f"not a fitted baseline ({first})") from None
+
+
+@functools.cache
+def _shipped() -> Baseline:
+    text = resources.files("papergym.review").joinpath("baseline", SHIPPED).read_text("utf-8")
+    return Baseline.model_validate_json(text)
+
+
+class OfflineReviewer:
+    """The fitted baseline as a reviewer: no reviews, a predicted score and its decision."""
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        threshold: float | None = None,
+        scale: VenueScale = ICLR,
+    ) -> None:
+        self.baseline = load_baseline(path)
+        self.threshold = self.baseline.threshold if threshold is None else threshold
+        self.scale = scale
+        self.name = f"baseline:{self.baseline.kind}"
+
+    def predict(self, texts: Sequence[str]) -> list[float]:
+        """Predicted mean ratings of raw paper texts (anonymised here), on the venue's range."""
+        return [self._clip(self.baseline.predict_rating(features_text(t))) for t in texts]
+
+    def _clip(self, rating: float) -> float:
+        return min(float(self.scale.high), max(float(self.scale.low), rating))
+
+    async def review(self, paper_id: str, text: str) -> PaperReview:
+        anonymised = anonymise(text)
+        score = self._clip(self.baseline.predict_rating(anonymised.text))
+        return PaperReview(
+            paper_id=paper_id,
+            source=paper_id,
+            reviewer_model=self.name,
+            baseline=True,
+            reviews=[],
+            unscored=[],
+            meta_review=None,
+            score=score,
+            decision=decide(score, self.threshold),
+            threshold=self.threshold,
+            removed=list(anonymised.removed),
+        )

@@ -1,0 +1,93 @@
+"""Building the reviewer and the process-wide review reward from the configuration.
+
+The ``review`` section chooses the reviewer: ``llm`` (simulated reviewers through the reviewer
+role of ``llm``), ``offline`` (the fitted baseline) or ``auto`` (llm when an LLM is
+configured). The review reward the adapters share (TRL, verl, OpenRLHF, ``serve-reward
+--reward review``) is built once per process from :func:`papergym.reward.runtime.process_config`
+and runs on the reward's background event loop, as the rubric reward does.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Literal
+
+from papergym.errors import BadInputError
+from papergym.review.records import VENUES, VenueScale
+from papergym.review.reviewer import Reviewer
+from papergym.review.reward import ReviewReward
+
+if TYPE_CHECKING:
+    from papergym.llm.client import LLMClient
+    from papergym.settings.models import PaperGymConfig
+
+_lock = threading.Lock()
+_reward: ReviewReward | None = None
+_built_from: PaperGymConfig | None = None
+
+
+def venue_scale(config: PaperGymConfig) -> VenueScale:
+    """The rating scale of ``review.venue``."""
+    return VENUES[config.review.venue]
+
+
+def reviewer_kind(config: PaperGymConfig) -> Literal["llm", "offline"]:
+    """Which reviewer ``review.reviewer`` names once ``auto`` is resolved."""
+    kind = config.review.reviewer
+    if kind == "llm" and not config.llm.configured:
+        raise BadInputError(
+            None,
+            "review.reviewer=llm needs an LLM: pass --llm-config, or --base-url and --model, or "
+            "set llm in the -c file",
+        )
+    if kind == "auto":
+        return "llm" if config.llm.configured else "offline"
+    return kind
+
+
+def make_reviewer(config: PaperGymConfig, llm: LLMClient | None = None) -> Reviewer:
+    """The reviewer ``config.review`` describes; ``llm`` is used (not closed) when given."""
+    from papergym.review.offline import OfflineReviewer, load_baseline
+
+    settings = config.review
+    scale = venue_scale(config)
+    if reviewer_kind(config) == "offline":
+        return OfflineReviewer(path=settings.baseline, threshold=settings.threshold, scale=scale)
+    from papergym.llm.client import LLMClient
+    from papergym.review.reviewer import LLMReviewer
+
+    threshold = settings.threshold
+    if threshold is None:  # calibrated on the human ratings the baseline was fitted on
+        threshold = load_baseline(settings.baseline).human_threshold
+    client = llm or LLMClient.from_config(config.llm)
+    return LLMReviewer.from_settings(client, settings, scale, threshold)
+
+
+def make_review_reward(config: PaperGymConfig) -> ReviewReward:
+    """The review reward ``config`` describes. Its reviewer writes no meta-review: that text
+    never changes a score, so for a reward it would be a wasted call per text."""
+    quiet = config.model_copy(
+        update={"review": config.review.model_copy(update={"meta_review": False})}
+    )
+    return ReviewReward(make_reviewer(quiet), scale=venue_scale(config))
+
+
+def shared_review_reward() -> ReviewReward:
+    """The process's review reward, built on first use from the process's configuration (and
+    again when a command sets another one)."""
+    from papergym.reward.runtime import process_config
+
+    global _reward, _built_from
+    config = process_config()
+    with _lock:
+        if _reward is None or (_built_from is not None and _built_from is not config):
+            _reward, _built_from = make_review_reward(config), config
+        return _reward
+
+
+def set_shared_review_reward(reward: ReviewReward | None) -> None:
+    """Use ``reward`` in every review adapter of this process (tests, a custom reviewer); None
+    forgets it, so it is built again from the configuration on next use."""
+    global _reward, _built_from
+    with _lock:
+        _reward, _built_from = reward, None

@@ -1,0 +1,145 @@
+"""``papergym train cycle CONFIG --data DATA``: iterative SimPO + NLL against a reviewer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
+from papergym.settings.load import flag
+from papergym.settings.models import PaperGymConfig
+
+
+def cycle(
+    config: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="CONFIG",
+            help="Training config (YAML), e.g. configs/cycle-tiny-cpu.yaml or "
+            "configs/cycle-12b.yaml; or give it with -c.",
+            show_default=False,
+        ),
+    ] = None,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Config overrides as key=value: cycle.rounds=5 cycle.nll_weight=0 "
+            "cycle.loss=sft cycle.watch=none.",
+            show_default=False,
+        ),
+    ] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option("-c", "--config", help="The training config, as CONFIG.", show_default=False),
+    ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            help="Folder written by `papergym write prepare` (its prompts.jsonl are the "
+            "inputs); sets cycle.data.",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Run folder (sets output_dir). Running again resumes at the first unfinished "
+            "round.",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+    debug: DebugOption = False,
+) -> None:
+    """CycleResearcher's training: per round, write `cycle.samples` papers (T = cycle.temperature)
+    for a fresh `cycle.input_fraction` of the inputs, score them with the reviewer
+    (cycle.reviewer) through ReviewReward, pair the best with the worst of each input (ties and
+    unscored skipped, and counted), and train SimPO + α·NLL on the pairs (TRL CPOTrainer); the
+    next round starts from the new weights. A second reviewer (cycle.watch) scores the same
+    papers: its agreement with the reward is the reward-hacking watch."""
+    from papergym.train.command import config_path, quiet_libraries
+    from papergym.train.config import load_config
+    from papergym.train.cycle import load_inputs, run_cycle
+    from papergym.train.cycle_reviewers import build_scorer
+
+    path, extra = config_path(config, config_file, overrides)
+    extra_overrides: list[Any] = list(extra)
+    if data is not None:
+        extra_overrides.append(flag("cycle.data", str(data), "--data"))
+    if output is not None:
+        extra_overrides.append(flag("output_dir", str(output), "-o"))
+    settings = load_config(path, extra_overrides)
+    load_inputs(settings.cycle)  # bad data: one line, before a reviewer or model is built
+    reward = build_scorer(settings.cycle.reviewer, settings)
+    watch = None if settings.cycle.watch == "none" else build_scorer(settings.cycle.watch, settings)
+    quiet_libraries()
+    import datasets
+
+    datasets.disable_progress_bars()  # TRL maps each round's few pairs: no bar worth showing
+
+    def announce(number: int, what: str) -> None:
+        if not as_json:
+            stderr.print(f"round {number}: {what}", highlight=False)
+
+    summary = run_cycle(settings, reward, watch, on_round=announce)
+    if as_json:
+        stdout.print_json(json.dumps(summary, default=float))
+        return
+    stdout.print(summary_table(summary, settings))
+    papers = sum(r["papers"] for r in summary["rounds"])
+    for scorer in (reward, watch):
+        client = getattr(getattr(scorer, "reviewer", None), "llm", None)
+        if client is not None and client.tracker.rows:  # the LLM reviewer's calls and cost
+            from papergym.llm.report import usage_table
+
+            stdout.print(usage_table(client.tracker, per=("paper", max(1, papers))))
+    stdout.print(f"final model: {summary['final_model']}")
+
+
+def summary_table(summary: dict[str, Any], settings: PaperGymConfig) -> Table:
+    """One row per round: pairs, skips, scores, margin, length, the watch, the loss."""
+    table = Table(
+        title=f"Training by review {summary['run_dir']} (reward: {settings.cycle.reviewer}, "
+        f"watch: {settings.cycle.watch}, loss: {settings.cycle.loss})"
+    )
+    columns = (
+        "round", "papers", "unscored", "pairs", "skips tie/unsc.", "chosen", "rejected",
+        "margin", "words", "watch ρ", "watch agrees", "loss", "seconds",
+    )  # fmt: skip
+    for column in columns:
+        table.add_column(column)
+    for m in summary["rounds"]:
+        table.add_row(
+            str(m["round"]),
+            str(m["papers"]),
+            str(m["unscored_papers"]),
+            str(m["pairs"]),
+            f"{m['skipped_tie']} / {m['skipped_unscored']}",
+            _fmt(m["chosen_score"]),
+            _fmt(m["rejected_score"]),
+            _fmt(m["margin"]),
+            _fmt(m["words"]),
+            _fmt(m["watch_spearman"]),
+            _fmt(m["watch_pair_agreement"]),
+            _fmt(m.get("train_loss")),
+            _fmt(m.get("seconds")),
+        )
+    return table
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+cycle_command = reports_errors(cycle)

@@ -1,0 +1,1 @@
+"""``papergym write``: a LaTeX paper from a bibliography, and training data for the writer."""
