@@ -12,9 +12,13 @@
    LLM steps against the scripted loopback server (papergym.recipes.ares.scripted), with the
    prefilter on and off: LLM calls, kept instances and calls per kept instance.
 4. Demo: examples/corpus against the scripted server: drops by step and reason.
+5. Embedding batching: the offline steps through the runner with the domain step's embedder
+   batching the documents in flight (BatchingEmbedder, the default) and with one embedding call
+   per document (as before), same corpus, separate processes; documents a second, the ratio,
+   embedding calls, and whether both runs chose the same domains.
 
     python benchmarks/ares.py [--sizes 1000 10000] [--embed-sizes 200 1000] [--mixed 200]
-                              [--skip-memory]
+                              [--batching 200] [--skip-memory] [--only-batching]
 """
 
 from __future__ import annotations
@@ -94,13 +98,18 @@ def rss_mb() -> float:
 # --- 1 and 2: memory and throughput (in a child process each) -----------------------------------
 
 
-def child_offline(count: int, bare: bool, embedding: bool) -> dict[str, Any]:
+def child_offline(
+    count: int, bare: bool, embedding: bool, unbatched: bool = False
+) -> dict[str, Any]:
     """Run the offline steps over a fresh corpus of ``count`` documents; the numbers as JSON.
 
     ``embedding`` False keeps the prefilter alone: the domain step embeds every document with
     MiniLM on the CPU (a few documents a second on a shared 2-core machine), which would make a
     10k-document run take an hour while adding a constant amount of memory (the model).
     """
+    from papergym.embed import embed
+    from papergym.jsonl import iter_jsonl
+    from papergym.recipes.ares.batching import BatchingEmbedder
     from papergym.recipes.ares.build import open_corpus
     from papergym.recipes.ares.pipeline import ares_steps
     from papergym.recipes.ares.record import AresDraft
@@ -109,10 +118,16 @@ def child_offline(count: int, bare: bool, embedding: bool) -> dict[str, Any]:
     from papergym.settings.models import PaperGymConfig
 
     config = PaperGymConfig()
-    steps = ares_steps(config, None)
-    if embedding:
-        from papergym.embed import embed
+    calls = 0
 
+    def counted(texts: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return embed(texts)
+
+    embedder: Any = counted if unbatched or bare else BatchingEmbedder(counted)
+    steps = ares_steps(config, None, embedder)
+    if embedding:
         embed(["load the embedding model before measuring"])
     else:
         steps = [s for s in steps if s.name == "prefilter"]
@@ -120,7 +135,8 @@ def child_offline(count: int, bare: bool, embedding: bool) -> dict[str, Any]:
         corpus_path = write_corpus(Path(tmp) / "corpus.jsonl", count)
         corpus = open_corpus([corpus_path], config.ares)
         before = rss_mb()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
+        domains: list[str | None] | None = None
         if bare:
 
             async def loop() -> int:
@@ -147,13 +163,31 @@ def child_offline(count: int, bare: bool, embedding: bool) -> dict[str, Any]:
                 concurrency=config.ares.concurrency,
             )
             kept = asyncio.run(runner.run()).kept
+            domains = [
+                d.domain
+                for p in sorted((Path(tmp) / "out").glob("kept-*.jsonl"))
+                for d in iter_jsonl(p, AresDraft)
+            ]
         seconds = time.perf_counter() - start
-    return {"count": count, "kept": kept, "seconds": seconds, "before": before, "peak": rss_mb()}
+        cpu = time.process_time() - cpu
+    return {
+        "cpu_seconds": cpu,
+        "count": count,
+        "kept": kept,
+        "seconds": seconds,
+        "before": before,
+        "peak": rss_mb(),
+        "embed_calls": calls,
+        "domains": domains,
+    }
 
 
-def run_child(count: int, bare: bool, embedding: bool = False) -> dict[str, Any]:
+def run_child(
+    count: int, bare: bool, embedding: bool = False, unbatched: bool = False
+) -> dict[str, Any]:
     args = [sys.executable, __file__, "--child", str(count)]
     args += (["--bare"] if bare else []) + (["--embedding"] if embedding else [])
+    args += ["--unbatched"] if unbatched else []
     done = subprocess.run(args, capture_output=True, text=True, check=True)
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -192,6 +226,36 @@ def memory(sizes: list[int], embedding: bool, console: Console) -> None:
         f"{bare['seconds'] / runner['seconds']:.2f}",
     )
     console.print(table)
+
+
+# --- 5: batching the domain step's embeddings ----------------------------------------------------
+
+
+def batching(count: int, console: Console) -> None:
+    runs = {
+        name: run_child(count, bare=False, embedding=True, unbatched=name == "one per document")
+        for name in ("one per document", "batched (default)")
+    }
+    base = runs["one per document"]
+    table = Table(
+        title=f"Offline steps with MiniLM, {count:,} documents: embedding calls batched or not",
+        title_justify="left",
+    )
+    columns = ("embedder", "documents/s", "ratio", "documents / CPU s", "ratio", "embed calls")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for name, run in runs.items():
+        table.add_row(
+            name,
+            f"{run['count'] / run['seconds']:.1f}",
+            f"{base['seconds'] / run['seconds']:.2f}",
+            f"{run['count'] / run['cpu_seconds']:.1f}",
+            f"{base['cpu_seconds'] / run['cpu_seconds']:.2f}",
+            f"{run['embed_calls']:,}",
+        )
+    console.print(table)
+    same = runs["batched (default)"]["domains"] == base["domains"]
+    console.print(f"same domains for every kept document: {same}")
 
 
 # --- 3 and 4: LLM calls against the scripted server ----------------------------------------------
@@ -260,20 +324,28 @@ def main() -> None:
     parser.add_argument("--mixed", type=int, default=200)
     parser.add_argument("--embed-sizes", type=int, nargs="*", default=[200, 1000])
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--batching", type=int, default=200)
+    parser.add_argument("--only-batching", action="store_true")
+    parser.add_argument("--unbatched", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--embedding", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child_offline(args.child, args.bare, args.embedding)))
+        print(json.dumps(child_offline(args.child, args.bare, args.embedding, args.unbatched)))
         return
     console = Console()
+    if args.only_batching:
+        batching(args.batching, console)
+        return
     if not args.skip_memory:
         memory(args.sizes, False, console)
         if args.embed_sizes:
             memory(args.embed_sizes, True, console)
     prefilter_savings(args.mixed, console)
     demo(console)
+    if args.batching:
+        batching(args.batching, console)
 
 
 if __name__ == "__main__":

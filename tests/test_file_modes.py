@@ -126,3 +126,73 @@ def test_score_output_honours_the_umask(tmp_path: Path) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert mode(scores) == 0o644
+
+
+REVIEW_TEXT = """# Learning to Route Attention
+
+ABSTRACT
+
+We route attention to a few key blocks and evaluate the cost on long documents.
+
+1 INTRODUCTION
+
+Attention is expensive for long inputs. We propose block routing and measure it.
+"""
+
+
+def modes_under(folder: Path) -> tuple[set[int], set[int]]:
+    files = {mode(p) for p in folder.rglob("*") if p.is_file()}
+    folders = {mode(p) for p in [folder, *folder.rglob("*")] if p.is_dir()}
+    return files, folders
+
+
+def test_review_and_review_eval_outputs_honour_the_umask(tmp_path: Path, umask: int) -> None:
+    file_mode, folder_mode = MODES[umask]
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    for index in range(2):
+        (papers / f"p{index}.txt").write_text(REVIEW_TEXT + f"\nPaper {index}.\n", "utf-8")
+    out = tmp_path / "reviews"
+    result = runner.invoke(app, ["review", str(papers), "-o", str(out), "--reviewer", "offline"])
+    assert result.exit_code == 0, result.output
+    assert modes_under(out) == ({file_mode}, {folder_mode})
+    ratings = tmp_path / "ratings.tsv"
+    ratings.write_text("paper_id\t0\t1\tdecision\np0\t3\t5\tReject\np1\t6\t8\tAccept\n")
+    evaluation = tmp_path / "eval"
+    args = ["review", "eval", "--ratings", str(ratings), "--papers", str(papers)]
+    args += ["--reviews", str(out / "reviews.jsonl"), "--no-leak", "-o", str(evaluation)]
+    result = runner.invoke(app, [*args, "review.resamples=10"])
+    assert result.exit_code == 0, result.output
+    assert modes_under(evaluation) == ({file_mode}, {folder_mode})
+
+
+@pytest.mark.usefixtures("umask022")
+def test_write_prepare_output_honours_the_umask(tmp_path: Path) -> None:
+    examples = Path(__file__).resolve().parents[1] / "examples" / "papers"
+    out = tmp_path / "data"
+    result = runner.invoke(app, ["write", "prepare", str(examples), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert modes_under(out) == ({0o644}, {0o755})
+    assert (out / "sft.jsonl").is_file()
+
+
+@pytest.mark.usefixtures("umask022")
+def test_review_fit_outputs_honour_the_umask(tmp_path: Path) -> None:
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    rows = ["paper_id\t0\t1\tdecision"]
+    for index in range(10):
+        accepted = index % 2 == 0
+        words = "theorem proof bound" if accepted else "heuristic trick guess"
+        text = REVIEW_TEXT + f"\n2 METHOD\n\nNumber {index}: " + f"{words} method data " * 40
+        (papers / f"p{index}.txt").write_text(text, encoding="utf-8")
+        ratings = "6\t8" if accepted else "3\t5"
+        rows.append(f"p{index}\t{ratings}\t{'Accept' if accepted else 'Reject'}")
+    ratings_file = tmp_path / "ratings.tsv"
+    ratings_file.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    out, oof = tmp_path / "fit" / "baseline.json", tmp_path / "fit" / "oof.csv"
+    args = ["review", "fit", "--ratings", str(ratings_file), "--papers", str(papers)]
+    args += ["-o", str(out), "--oof", str(oof), "--folds", "2", "--alpha", "1"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert (mode(out), mode(oof)) == (0o644, 0o644)

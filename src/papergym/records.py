@@ -165,7 +165,11 @@ class Criterion(Record):
 
     id: str
     text: str
-    dimension: Literal["method", "experiment"]
+    dimension: Literal["method", "experiment", "general"] = Field(
+        description="What a paper's criterion checks: the method or the experiments; "
+        "``general`` for a criterion about an answer as a whole (instances from documents, "
+        "which have no such split)."
+    )
     origin: Literal["answer", "question", "extractive"]
     rank: int = Field(ge=1, description="1 = most important.")
     leakage: tuple[LeakageVerdict, ...] = ()
@@ -220,6 +224,15 @@ class Rubric(Record):
 
 SourceKind = Literal["paper", "document"]
 """What an instance was built from: a research paper, or a plain document (ARES)."""
+
+DOCUMENT_RECIPES: frozenset[str] = frozenset({"ares"})
+"""The recipes that build from plain documents."""
+
+
+def source_kind_of(recipe: str | None) -> SourceKind:
+    """The source kind of a row that carries only its recipe (a TRL export row has no
+    source-kind column, so that a paper's rows stay as they were)."""
+    return "document" if recipe in DOCUMENT_RECIPES else "paper"
 
 
 class Instance(Record):

@@ -181,3 +181,25 @@ def test_export_command_refuses_an_id_repeated_with_different_content(build_dir:
     assert result.output.strip().count("\n") == 0
     assert f"instance id {changed.id} is on lines 2 and 4 with different content" in result.output
     assert not (build_dir / "export").exists()  # nothing written
+
+
+def test_export_refuses_a_folder_of_something_else_and_writes_nothing(
+    build_dir: Path, tmp_path: Path
+) -> None:
+    review = tmp_path / "reviews"  # another command's output: its config.yaml must survive
+    review.mkdir()
+    (review / "config.yaml").write_text("review: {}\n", encoding="utf-8")
+    (review / "reviews.jsonl").write_text("", encoding="utf-8")
+    for name in ("trl", "verl", "verifiers"):
+        result = runner.invoke(app, ["export", str(build_dir), "-f", name, "-o", str(review)])
+        assert result.exit_code == 2, result.output
+        assert "not a PaperGym export" in result.output and str(review) in result.output
+    assert sorted(p.name for p in review.iterdir()) == ["config.yaml", "reviews.jsonl"]
+    assert (review / "config.yaml").read_text(encoding="utf-8") == "review: {}\n"
+
+
+def test_export_over_an_earlier_export_is_allowed(build_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "verl"
+    for _ in range(2):
+        result = runner.invoke(app, ["export", str(build_dir), "-f", "verl", "-o", str(out)])
+        assert result.exit_code == 0, result.output

@@ -14,11 +14,12 @@ from export_samples import sample_drops, sample_instances, weighted_instance
 from papergym.export.card import card_stats, render_card
 from papergym.export.trl import privileged_context, trl_row
 from papergym.export.verl import verl_row
-from papergym.records import Instance
+from papergym.records import BuildFailure, Instance
 from papergym.reward.judge import DOCUMENT_PITFALL_RULES, PITFALL_TAG, judge_messages
 from papergym.reward.reward import score_key
 
 GOLDEN = Path(__file__).parent / "data" / "paper_exports.json"
+FAILURES = [BuildFailure(source="s", step="llm:transport", reason="down", paper_id="p")]
 
 
 def paper_samples() -> list[Instance]:
@@ -34,7 +35,13 @@ def document(instance: Instance) -> Instance:
 def card_text(instances: list[Instance]) -> str:
     stats = card_stats(instances, sample_drops())
     card = render_card(
-        stats, config={}, usage=None, builder_note=None, leakage=None, formats=("verl",)
+        stats,
+        config={},
+        usage=None,
+        builder_note=None,
+        leakage=None,
+        formats=("verl",),
+        failures=FAILURES,
     )
     return card.split("## LLM cost")[0]  # the rest holds the version and the format snippets
 
@@ -93,6 +100,8 @@ def test_card_of_a_document_build_speaks_of_documents_not_papers() -> None:
     assert "question answering, built from plain documents" in text
     assert "research plan" not in text and "63.8% method" not in text
     assert "| documents | 1 |" in text and "`ares` (1 instance): question-answering" in text
+    assert "`llm` (1 instance): written by language models in the ARES steps" in text
+    assert "1 document could not be built" in text and "per-section extraction" not in text
     mixed = card_text([*sample_instances(), *docs])
     assert "| sources | 4 |" in mixed and "research planning" in mixed and "63.8%" in mixed
 

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from papergym.cli import app
 from papergym.fakellm import FakeOpenAIServer
 from papergym.fakellm.plausible import responder
+from papergym.fakellm.plausible_tasks import task_answer
 from papergym.jsonl import read_jsonl
 from papergym.records import Instance
 from papergym.review.records import PaperReview
@@ -86,3 +87,33 @@ def test_write_outlines_with_the_bib_keys_and_writes_every_section(
     outline = json.loads((out / "refs" / "outline.json").read_text(encoding="utf-8"))
     kinds = [s["kind"] for s in outline["sections"]]
     assert "experiments" in kinds and all(s["references"] for s in outline["sections"])
+
+
+def test_a_review_rating_follows_the_venue_scale_the_schema_or_prompt_lists() -> None:
+    prompt = (
+        "You are reviewing a paper submitted to NeurIPS. You are a careful reviewer.\n"
+        "- rating: your overall recommendation, one of 2, 4, 7, where 2 is worst;\n"
+        "Paper:\n<<<\nWe propose a method that routes queries to a few key blocks only.\n>>>"
+    )
+    request: dict[str, object] = {"messages": [{"role": "user", "content": prompt}]}
+    answer = task_answer(request)
+    assert isinstance(answer, dict) and answer["rating"] in (2, 4, 7)
+    schema = {"type": "object", "properties": {"rating": {"enum": [1, 2, 3, 4]}}}
+    request["response_format"] = {"type": "json_schema", "json_schema": {"schema": schema}}
+    answer = task_answer(request)
+    assert isinstance(answer, dict) and answer["rating"] in (2, 3)  # mid-scale
+    assert task_answer({"messages": [{"role": "user", "content": "Say hello."}]}) is None
+
+
+def test_an_outline_with_fewer_references_than_sections_cites_one_in_each() -> None:
+    prompt = (
+        "Plan a research paper that builds on the references below.\n\n"
+        "References (key, title, authors, year, venue, abstract where known):\n"
+        "[a1] First paper. A. Author. 2020.\n[b2] Second paper. B. Author. 2021.\n\n"
+        "Write the outline ... between\n3 and 6 sections in order"
+    )
+    answer = task_answer({"messages": [{"role": "user", "content": prompt}]})
+    assert isinstance(answer, dict)
+    sections = answer["sections"]
+    assert 3 <= len(sections) <= 6 and all(s["references"] for s in sections)
+    assert {k for s in sections for k in s["references"]} == {"a1", "b2"}

@@ -154,3 +154,10 @@ def test_cards_show_verifiers_and_inspect(formats: tuple[str, ...]) -> None:
     if not formats:  # a build's card: every way in
         assert "inspect eval papergym/papergym -T data=BUILD_DIR" in card
         assert "papergym export BUILD_DIR --format verifiers" in card
+
+
+def test_ares_rows_are_judged_as_documents_and_paper_rows_as_plans() -> None:
+    # the judge's prompt follows the source kind, which an exported row carries only as its recipe
+    row = trl_row(plan_instances()[0])
+    assert row_instance(row).source_kind == "paper"
+    assert row_instance({**row, "recipe": "ares"}).source_kind == "document"

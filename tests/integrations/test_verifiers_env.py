@@ -108,6 +108,17 @@ def test_load_environment_returns_the_single_turn_environment(
         list(module.load_environment(split="test").taskset)
 
 
+def test_a_bad_setting_fails_when_the_tasks_load_not_in_every_rollout(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from papergym.errors import BadInputError
+
+    monkeypatch.syspath_prepend(str(installed))
+    module = __import__(MODULE)
+    with pytest.raises(BadInputError, match=r"reward\.alpha"):
+        list(module.load_environment(split="train", judge="offline", alpha=2).taskset)
+
+
 @pytest.fixture(scope="module")
 def traces(installed: Path, server: FakeOpenAIServer, workspace: Path) -> dict[str, Any]:
     """``vf-eval`` of the installed environment; each trace by its task's instance id."""

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from papergym.cli import app
 from papergym.fakellm import FakeOpenAIServer
+from papergym.fakellm.completions import extract_schema
 from papergym.jsonl import read_jsonl
 from papergym.review.records import PaperReview
 from support.papers import MINIMAL_MAIN, write_paper
@@ -184,3 +186,32 @@ def test_review_command_spent_budget_stops_and_the_next_run_finishes(
 def finished_records(out: Path) -> list[PaperReview]:
     path = out / "reviews.jsonl"
     return read_jsonl(path, PaperReview) if path.exists() else []
+
+
+class MetaDownReviewer(ScriptedReviewer):
+    """Reviews as scripted; the meta-review request (no schema) finds the endpoint failing."""
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        if extract_schema(request) is None:
+            with self._lock:
+                self.requests.append(request)
+            raise RuntimeError("the meta-review's endpoint is down")  # answered as HTTP 500
+        return super().__call__(request)
+
+
+def test_review_command_meta_review_endpoint_failure_leaves_the_paper_for_the_next_run(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    server.responder = MetaDownReviewer()
+    out = tmp_path / "out"
+    first, _, _ = papers(tmp_path)
+    result = invoke(first, "-o", out, "--reviewers", "2", *llm_args(server))
+    # it used to save the paper with meta_review null, exit 0: it never got a meta-review
+    assert result.exit_code == 1, result.output
+    assert "meta-review: unreachable" in result.output
+    assert not (out / "reviews.jsonl").exists()
+    server.responder = ScriptedReviewer()
+    retry = invoke(first, "-o", out, "--reviewers", "2", *llm_args(server))
+    assert retry.exit_code == 0, retry.output
+    [record] = read_jsonl(out / "reviews.jsonl", PaperReview)
+    assert record.meta_review

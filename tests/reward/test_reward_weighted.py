@@ -269,7 +269,12 @@ def test_llm_judge_is_told_which_criteria_are_pitfalls_and_what_met_means() -> N
     from test_reward_judge import _client, _criteria_in, _prompt
 
     from papergym.fakellm import FakeOpenAIServer
-    from papergym.reward.judge import DOCUMENT_PITFALL_RULES, PITFALL_RULES, PITFALL_TAG, RubricJudge
+    from papergym.reward.judge import (
+        DOCUMENT_PITFALL_RULES,
+        PITFALL_RULES,
+        PITFALL_TAG,
+        RubricJudge,
+    )
 
     def judge_reads_tags(request: dict[str, object]) -> dict[str, object]:
         # a pitfall is "met" when the plan makes the mistake; desired ones when the plan has them

@@ -189,3 +189,80 @@ def test_shipped_cycle_configs_load() -> None:
     assert tiny.model.name_or_path == "tiny"
     with pytest.raises(Exception, match="must differ"):
         load_config(CONFIGS / "cycle-tiny-cpu.yaml", ["cycle.watch=offline"])
+
+
+def test_a_run_folder_another_command_wrote_is_refused_in_one_line(tmp_path: Path) -> None:
+    data = write_data(tmp_path / "data", count=2)
+    run = tmp_path / "reviews"  # `papergym review -o` writes a config.yaml too
+    run.mkdir()
+    for name in ("config.yaml", "review.json", "reviews.jsonl", "reviews.md"):
+        (run / name).write_text("cycle:\n  rounds: 1\n", encoding="utf-8")
+    args = ["train", "cycle", str(CONFIGS / "cycle-tiny-cpu.yaml"), "--data", str(data)]
+    result = CliRunner().invoke(app, [*args, "-o", str(run)])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "not a `papergym train cycle` run folder" in lines[0], lines
+    assert "different configuration" not in lines[0]  # what it used to say
+    assert sorted(p.name for p in run.iterdir()) == [
+        "config.yaml",
+        "review.json",
+        "reviews.jsonl",
+        "reviews.md",
+    ]
+
+
+def test_data_given_relative_is_recorded_absolute_so_a_resume_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import papergym.train.cycle as cycle_module
+
+    write_data(tmp_path / "write-data", count=2)
+    seen: list[Any] = []
+
+    def record_settings(settings: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(settings.cycle.data)
+        raise SystemExit(0)  # the loop itself is tested above
+
+    monkeypatch.setattr(cycle_module, "run_cycle", record_settings)
+    monkeypatch.chdir(tmp_path)
+    config = str(CONFIGS / "cycle-tiny-cpu.yaml")
+    for data in ("write-data", "./write-data", str(tmp_path / "write-data")):
+        CliRunner().invoke(app, ["train", "cycle", config, "--data", data, "-o", "run"])
+    # the docs' `--data write-data` then `--data ./write-data` used to be refused as "a run
+    # with a different configuration (cycle.data: ...)"
+    assert [Path(p) for p in seen] == [(tmp_path / "write-data").resolve()] * 3
+
+
+def test_a_run_with_a_relative_folder_resumes_from_another_working_folder(
+    tmp_path: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = write_data(tmp_path / "data", count=4, test=2)
+    config = cycle_config(tmp_path, tiny_model, data, rounds=1)
+    relative = config.model_copy(update={"output_dir": Path("runs/cycle")})
+    (tmp_path / "a").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    first = run_cycle(relative, ReviewReward(WordCountReviewer()), None)["rounds"][0]
+    assert first["pairs"] >= 1
+    assert Path(first["model"]).is_absolute()  # was "runs/cycle/round-1/final"
+    # the same run, continued from another folder: round 2 must start from round 1's weights
+    monkeypatch.chdir(tmp_path)
+    run = tmp_path / "a" / "runs" / "cycle"
+    more = config.model_copy(
+        update={"output_dir": run, "cycle": config.cycle.model_copy(update={"rounds": 2})}
+    )
+    second = run_cycle(more, ReviewReward(WordCountReviewer()), None)["rounds"][1]
+    assert second["init_model"] == str(run / "round-1" / "final")
+
+
+def test_the_summary_calls_the_offline_reviewer_a_baseline() -> None:
+    from rich.console import Console
+
+    from papergym.settings.models import PaperGymConfig
+    from papergym.train.cycle_command import summary_table
+
+    settings = PaperGymConfig.model_validate(
+        {"cycle": {"reviewer": "offline", "watch": "structure"}}
+    )
+    console = Console(width=200, record=True)
+    console.print(summary_table({"run_dir": "run", "rounds": []}, settings))
+    assert "reward: offline baseline, watch: structure" in console.export_text()

@@ -97,3 +97,50 @@ def test_a_round_rewarded_by_the_llm_reviewer(
     assert metrics["skipped_unscored"] == expected
     assert metrics["pairs"] + metrics["skipped_tie"] + metrics["skipped_unscored"] == 3
     assert server.responder.review_requests()  # real requests reached the server
+
+
+def test_a_reviewer_endpoint_that_fails_leaves_the_round_unfinished(
+    tmp_path: Path, tiny_model: Path, server: FakeOpenAIServer
+) -> None:
+    from papergym.train.cycle import ReviewerUnreachable
+
+    data = write_data(tmp_path / "data", count=2)
+    config = TrainConfig.model_validate(
+        {
+            "output_dir": str(tmp_path / "run"),
+            "model": {"name_or_path": str(tiny_model), "dtype": "float32"},
+            "lora": {"r": 4, "alpha": 8},
+            "llm": {
+                "default": {
+                    "model": "reviewer-m",
+                    "base_url": server.base_url,
+                    "retry_base_delay": 0.0,
+                    "max_retries": 0,
+                },
+                "cache": False,
+            },
+            "review": {"reviewers": 1, "meta_review": False},
+            "cycle": {
+                "data": str(data),
+                "rounds": 1,
+                "input_fraction": 1.0,
+                "max_new_tokens": 8,
+                "reviewer": "llm",
+                "watch": "none",
+                "steps": 1,
+                "batch_size": 2,
+                "gradient_accumulation_steps": 1,
+                "max_length": 256,
+            },
+        }
+    )
+    server.fail(500, times=1000)  # the reviewer's endpoint is down for the whole round
+    with pytest.raises(ReviewerUnreachable, match="not reviewed"):
+        run_cycle(config, build_scorer("llm", config), None)
+    # it used to finish the round with every paper "unscored" and no pair: a resume skipped it
+    round_dir = tmp_path / "run" / "round-1"
+    assert not (round_dir / "metrics.json").exists()
+    assert not (round_dir / "papers.jsonl").exists()
+    server.clear_script()  # it is back: the same call finishes the round
+    (metrics,) = run_cycle(config, build_scorer("llm", config), None)["rounds"]
+    assert metrics["papers"] == 6 and (round_dir / "metrics.json").is_file()

@@ -270,3 +270,14 @@ def test_a_run_without_a_held_out_split_says_it_skips_the_eval(
     assert "eval: no held-out split (data.test_fraction=0.2 held out no paper)" in result.stderr
     assert "eval" not in json.loads(result.stdout)
     assert not (run / "eval").exists()
+
+
+def test_held_out_ares_rows_are_judged_as_documents_and_paper_rows_as_plans() -> None:
+    # a TRL row has no source-kind column: the recipe decides which judge prompt applies
+    from papergym.train.evaluation import held_out_instances
+
+    rubric = train_instance("p", TOPICS[0]).rubric.model_dump_json()
+    row = {"instance_id": "x", "question": "Q?", "reference": "R.", "rubric": rubric}
+    paper, document = held_out_instances([{**row, "recipe": "papergym"}, {**row, "recipe": "ares"}])
+    assert paper.source_kind == "paper"
+    assert document.source_kind == "document"

@@ -65,3 +65,30 @@ def test_missing_bib_and_output_that_is_a_file(tmp_path: Path) -> None:
     afile.write_text("x")
     result = runner.invoke(app, ["write", str(bib), "-o", str(afile), *LLM])
     assert result.exit_code == 2 and "not a folder" in errors(result.output)[0]
+
+
+def test_an_output_folder_another_command_wrote_is_refused(tmp_path: Path) -> None:
+    bib = tmp_path / "refs.bib"
+    bib.write_text(BIB, encoding="utf-8")
+    out = tmp_path / "reviews"  # a `papergym review -o` folder
+    out.mkdir()
+    (out / "reviews.jsonl").write_text("{}\n", encoding="utf-8")
+    result = runner.invoke(app, ["write", str(bib), "-o", str(out), *LLM])
+    assert result.exit_code == 2, result.output
+    [line] = errors(result.output)
+    assert "not a `papergym write` folder" in line
+    assert sorted(p.name for p in out.iterdir()) == ["reviews.jsonl"]
+
+
+def test_a_users_own_paper_folder_of_the_same_name_is_never_written_into(tmp_path: Path) -> None:
+    bib = tmp_path / "refs.bib"
+    bib.write_text(BIB, encoding="utf-8")
+    own = tmp_path / "papers" / "refs"  # where `write refs.bib -o papers` would write
+    own.mkdir(parents=True)
+    (own / "paper.tex").write_text("\\documentclass{article} my own paper", encoding="utf-8")
+    result = runner.invoke(app, ["write", str(bib), "-o", str(tmp_path / "papers"), *LLM])
+    assert result.exit_code == 2, result.output
+    [line] = errors(result.output)
+    assert str(own) in line and "no job.json" in line
+    assert (own / "paper.tex").read_text(encoding="utf-8").endswith("my own paper")
+    assert sorted(p.name for p in own.iterdir()) == ["paper.tex"]

@@ -16,7 +16,7 @@ from pydantic import Field
 from papergym.records import Record
 
 SystemKind = Literal["run", "model", "endpoint"]
-Dimension = Literal["method", "experiment"]
+Dimension = Literal["method", "experiment", "general"]  # general: a document's criteria (ARES)
 
 ANSWERS_FILE = "answers.jsonl"
 SCORES_FILE = "scores.jsonl"

@@ -253,7 +253,7 @@ DOCUMENT_INTRO = (
     "document, and a rubric of weighted binary criteria: positive weights for what a good "
     "answer contains, negative weights for pitfalls (mistakes the answer must not make). A "
     "judge model grades an answer against each criterion; the reward is the weighted sum, "
-    "normalised by the positive weights and clipped to [0, 1]."
+    "normalised (by default by the sum of positive weights) and clipped to [0, 1]."
 )
 
 
@@ -289,10 +289,26 @@ def _what_section(stats: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+DOCUMENT_BUILDER_TEXT = (
+    "written by language models in the ARES steps: a heuristic prefilter, a suitability "
+    "classifier, domain and persona, one call co-generating question, reference answer and "
+    "weighted rubric, then QA and rubric verification."
+)
+
+
+def _builder_text(stats: dict[str, Any], builder: str) -> str:
+    """What a builder did; an LLM build from documents only followed the ARES steps."""
+    if builder == "llm" and _has(stats, "document"):
+        if not _has(stats, "paper"):
+            return DOCUMENT_BUILDER_TEXT
+        return f"{BUILDER_TEXT['llm']} Instances from documents: {DOCUMENT_BUILDER_TEXT}"
+    return BUILDER_TEXT.get(builder, "")
+
+
 def _builder_section(stats: dict[str, Any], builder_note: str | None) -> list[str]:
     lines = ["## Builder", ""]
     for builder, n in stats["builders"].items():
-        lines.append(f"- `{builder}` ({_n(n, 'instance')}): {BUILDER_TEXT.get(builder, '')}")
+        lines.append(f"- `{builder}` ({_n(n, 'instance')}): {_builder_text(stats, builder)}")
     if builder_note:
         lines += ["", builder_note]
     return [*lines, ""]
@@ -331,20 +347,21 @@ def _counts_section(stats: dict[str, Any], splits: Mapping[str, int] | None) -> 
     return lines
 
 
-def _failures_section(failures: Sequence[BuildFailure]) -> list[str]:
-    """Papers the last build run left unfinished because the endpoint failed (not dropped)."""
+def _failures_section(failures: Sequence[BuildFailure], noun: str = "paper") -> list[str]:
+    """Sources (``noun``: papers, documents) the last build run left unfinished because the
+    endpoint failed (not dropped)."""
     if not failures:
         return []
     rows = Counter((f.step, f.reason) for f in failures).most_common()
     return [
         "### Not finished: the LLM endpoint failed",
         "",
-        f"{_n(len(failures), 'paper')} could not be built in the last run because the LLM endpoint "
-        "failed (not because of the paper). They are not dropped: running the same build "
+        f"{_n(len(failures), noun)} could not be built in the last run because the LLM endpoint "
+        f"failed (not because of the {noun}). They are not dropped: running the same build "
         "command again retries them. Listed in `failed.jsonl`.",
         "",
         *_table(
-            ("step", "reason", "papers"),
+            ("step", "reason", f"{noun}s"),
             ((step, reason, n) for (step, reason), n in rows),
         ),
     ]
@@ -568,7 +585,7 @@ def render_card(
         *_what_section(stats),
         *_builder_section(stats, builder_note),
         *_counts_section(stats, splits),
-        *_failures_section(failures),
+        *_failures_section(failures, _source_noun(stats)),
         *_rubric_section(stats),
         *_leakage_section(stats, leakage),
         *_usage_section(usage),

@@ -73,6 +73,17 @@ def chosen_formats(formats: list[ExportFormat] | None) -> list[str]:
     return [f for f in FORMAT_ORDER if ("all" in names and f in ALL_FORMATS) or f in names]
 
 
+def check_target(target: Path) -> None:
+    """An export goes to a new or empty folder, or over an earlier export (it has a card.json):
+    never into a folder of something else, whose files it would overwrite."""
+    if target.exists() and not target.is_dir():
+        raise BadInputError(target, "output path exists and is not a folder")
+    if target.is_dir() and any(target.iterdir()) and not (target / "card.json").is_file():
+        raise BadInputError(
+            target, "folder holds files that are not a PaperGym export; give a new or empty folder"
+        )
+
+
 def out_dir_for(build_dir: Path, out: Path | None, name: str, several: bool) -> Path:
     """``BUILD_DIR/export/<format>`` by default; ``--out`` itself for one format, else a sub-folder."""
     if out is None:
@@ -294,11 +305,12 @@ def run_export(
     drops = read_drops(build_dir)
     usage, leakage, config = read_usage(build_dir), read_leakage(build_dir), read_config(build_dir)
     builder_note = read_builder_note(build_dir)
+    targets = {name: out_dir_for(build_dir, out, name, len(formats) > 1) for name in formats}
+    for target in targets.values():  # every target checked before anything is written
+        check_target(target)
     results = []
     for name in formats:
-        target = out_dir_for(build_dir, out, name, len(formats) > 1)
-        if target.exists() and not target.is_dir():
-            raise BadInputError(target, "output path exists and is not a folder")
+        target = targets[name]
         result = write_format(
             name,
             instances,

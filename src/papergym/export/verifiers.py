@@ -126,6 +126,7 @@ __all__ = ["{prefix}Taskset", "PaperGymHarness", "PaperGymEnv", "load_environmen
 
 def readme_text(name: str, module: str, rows: dict[str, int]) -> str:
     splits = ", ".join(f"{split} {n}" for split, n in rows.items())
+    example = "test" if rows.get("test") else "train"  # a split this environment has
     return f"""# {name}
 
 A PaperGym environment for [verifiers](https://github.com/PrimeIntellect-ai/verifiers): each
@@ -143,7 +144,7 @@ vf-eval {name} -m MODEL --client.base-url http://127.0.0.1:8000/v1 --client.api-
 
 ```python
 from {module} import load_environment
-env = load_environment(split="test", judge="offline", alpha=0.7)
+env = load_environment(split="{example}", judge="offline", alpha=0.7)
 ```
 
 - The reward is `rubric`; the metrics `rubric_specific`, `rubric_general`, `rubric_unscored` and

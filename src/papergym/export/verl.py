@@ -76,14 +76,17 @@ def ground_truth(instance: Instance) -> str:
     """What the reward needs, as one JSON string: question, reference answer, whole rubric.
 
     ``json.loads(gt)["rubric"]`` validates back into an equal :class:`~papergym.records.Rubric`.
+    A document's instance adds ``"source_kind": "document"`` (the judge words its prompt for an
+    answer, not a plan); a paper's ground truth is what it always was.
     """
-    return to_json(
-        {
-            "question": instance.question,
-            "reference_answer": instance.reference_answer,
-            "rubric": rubric_dict(instance.rubric),
-        }
-    )
+    truth: dict[str, Any] = {
+        "question": instance.question,
+        "reference_answer": instance.reference_answer,
+        "rubric": rubric_dict(instance.rubric),
+    }
+    if instance.source_kind != "paper":
+        truth["source_kind"] = instance.source_kind
+    return to_json(truth)
 
 
 def verl_row(

@@ -19,6 +19,7 @@ FAKE_LLM_EPILOG = """\b
 Examples (a dry run of the LLM recipe, then a server that is slow and rate-limits 20%):
   papergym fake-llm --port 8001 &
   papergym build examples/papers -o out --base-url http://127.0.0.1:8001/v1 --model fake
+  papergym build examples/corpus --recipe ares -o out-ares --base-url http://127.0.0.1:8001/v1 --model fake
   papergym fake-llm --port 8001 --latency 0.5 --fail-rate 0.2 --fail-mode 429 --log
 
 A behaviour (--mode, --fail-mode, --script) is an HTTP status (429 adds Retry-After: 0) or one of: ok, error (500), hang (no answer until the client gives up), drop (the connection is closed without an answer), malformed (JSON cut before its closing bracket), truncated (half the content, finish_reason "length"), think (<think>...</think> before the content), fence (a ```json fence), prose (a sentence before the content).
@@ -99,8 +100,10 @@ def fake_llm(
         Literal["plausible", "schema"],
         typer.Option(
             "--answers",
-            help="plausible: answer PaperGym's prompts from the paper text they carry, so that "
-            "a build yields instances (other prompts get schema-true answers); schema: a "
+            help="plausible: answer PaperGym's prompts from the text they carry, so that a build "
+            "(papers, or --recipe ares on a corpus) yields instances, review gives reviews on the "
+            "venue's scale and write writes a paper citing the .bib's keys (other prompts get "
+            "schema-true answers); schema: a "
             "deterministic value of the requested JSON schema for every prompt.",
         ),
     ] = "plausible",

@@ -140,7 +140,7 @@ def _outline(prompt: str, _request: dict[str, Any]) -> JSONDict:
             "purpose": purpose,
             # keys spread over sections, every key used once and every section citing one
             "references": [k for n, k in enumerate(keys) if n % len(chosen) == index]
-            or keys[index % len(keys) : index % len(keys) + 1],
+            or ([keys[index % len(keys)]] if keys else []),
         }
         for index, (heading, kind, purpose) in enumerate(chosen)
     ]
@@ -156,8 +156,7 @@ def _outline(prompt: str, _request: dict[str, Any]) -> JSONDict:
 
 
 def _section(prompt: str, _request: dict[str, Any]) -> JSONDict:
-    heading = _match(r'Now write section \d+, "(.+?)"', prompt) or "this section"
-    purpose = _match(r"Its purpose: (.+)", prompt) or "It develops the paper's argument."
+    purpose = _match(r"Its purpose: (.+)", prompt) or "develops the paper's argument."
     block = _between(prompt, "References it builds on:\n", "\n\n")
     keys = re.findall(r"^\[([^\]\n]+)\]", block, flags=re.MULTILINE)
     cite = f" \\cite{{{', '.join(keys)}}}" if keys else ""
@@ -171,7 +170,7 @@ def _section(prompt: str, _request: dict[str, Any]) -> JSONDict:
     else:
         body = (
             f"This section {_lower_first(purpose)} It builds on prior work{cite} and states "
-            f"what the paper adds to it in {heading.lower()}."
+            "what the paper adds to it."
         )
     return {"latex": body}
 

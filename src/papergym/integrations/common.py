@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from papergym.records import Instance, Rubric, Score
+from papergym.records import Instance, Rubric, Score, source_kind_of
 from papergym.reward import runtime
 from papergym.reward.reward import RubricReward
 from papergym.settings.load import Override, flag, load_config
@@ -125,6 +125,8 @@ def row_instance(row: Mapping[str, Any]) -> Instance:
         id=str(row["instance_id"]),
         recipe=str(row.get("recipe") or "papergym"),
         builder="llm",
+        # exported rows carry only their recipe: ARES rows are judged as documents, not plans
+        source_kind=source_kind_of(row.get("recipe")),
         paper_id=str(row.get("paper_id") or ""),
         title="",
         question=str(row["question"]),

@@ -174,6 +174,9 @@ class PaperGymTaskset(vf.Taskset[PaperGymTask, PaperGymTasksetConfig]):
         shipped = None if self.PACKAGE_DIR is None else self.PACKAGE_DIR / CONFIG_FILE
         if settings.config is None and shipped is not None and shipped.is_file():
             settings = settings.model_copy(update={"config": str(shipped)})
+        # a bad setting (alpha=2, a missing config file) fails here, once, in one line, rather
+        # than as every rollout's TaskError; the configuration is cached for the rollouts
+        _config_of(settings.model_dump_json())
         tasks = []
         for _, row in iter_json_lines(path):
             if not isinstance(row, dict):

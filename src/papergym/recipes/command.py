@@ -113,7 +113,12 @@ def build(
     ] = None,
     limit: Annotated[
         int | None,
-        typer.Option("--limit", min=1, help="Sets build.limit: build at most N papers."),
+        typer.Option(
+            "--limit",
+            min=1,
+            help="Sets build.limit: build at most N papers; with --recipe ares, read the first "
+            "N rows of the corpus only (a later run with a larger limit continues).",
+        ),
     ] = None,
     leakage_judge: Annotated[
         bool | None,
@@ -130,7 +135,8 @@ def build(
             "--paper-concurrency",
             min=1,
             help="Sets build.paper_concurrency (default 16): papers processed at once (LLM "
-            "calls are bounded separately by the endpoint's max_concurrency).",
+            "calls are bounded separately by the endpoint's max_concurrency). Not used by "
+            "--recipe ares: documents in flight there are ares.concurrency (default 64).",
             show_default=False,
         ),
     ] = None,

@@ -37,7 +37,8 @@ from papergym.cliutil import (
     stdout,
 )
 from papergym.errors import BadInputError
-from papergym.jsonl import append_jsonl, iter_jsonl, write_text_atomic
+from papergym.eval.log import RecordLog
+from papergym.jsonl import append_jsonl, write_text_atomic
 from papergym.llm.client import LLMClient
 from papergym.llm.report import usage_table
 from papergym.llm.types import BudgetExceededError, LLMError
@@ -45,9 +46,9 @@ from papergym.redact import redact
 from papergym.review.papers import PaperText, load_papers
 from papergym.review.records import PaperReview
 from papergym.review.report import reviews_markdown, summary
-from papergym.review.reviewer import Reviewer, unreachable
+from papergym.review.reviewer import MetaReviewUnreachable, Reviewer, unreachable
 from papergym.review.reward import reviewer_name
-from papergym.review.runtime import make_reviewer, reviewer_kind
+from papergym.review.runtime import checked_threshold, make_reviewer, reviewer_kind
 from papergym.settings.cli import (
     OVERRIDES_HELP,
     ConfigOption,
@@ -96,6 +97,11 @@ def check_plan(out: Path, plan: dict[str, Any]) -> None:
     """Refuse to resume a folder reviewed with other settings, naming what differs."""
     path = out / PLAN_FILE
     if not path.is_file():
+        if out.is_dir() and any(out.iterdir()):  # another command's output, or the user's files
+            raise BadInputError(
+                out,
+                "holds files but no review.json: not a `papergym review` folder; use another -o",
+            )
         return
     try:
         before = json.loads(path.read_text("utf-8"))
@@ -113,11 +119,9 @@ def check_plan(out: Path, plan: dict[str, Any]) -> None:
 
 
 def finished(out: Path) -> dict[str, PaperReview]:
-    """Papers already reviewed in ``out`` (the latest record of each)."""
-    path = out / REVIEWS_FILE
-    if not path.exists():
-        return {}
-    return {r.paper_id: r for r in iter_jsonl(path, PaperReview)}
+    """Papers already reviewed in ``out`` (the latest record of each). A run killed while it
+    appended a record leaves half a line: it is cut off (that paper is reviewed again)."""
+    return {r.paper_id: r for r in RecordLog(out / REVIEWS_FILE, PaperReview).read()}
 
 
 async def review_papers(
@@ -136,7 +140,7 @@ async def review_papers(
         async with bound:
             try:
                 record = await reviewer.review(paper.paper_id, paper.text)
-            except BudgetExceededError as error:  # every later paper stops here too
+            except (BudgetExceededError, MetaReviewUnreachable) as error:  # not saved: retried
                 failures.append(f"{paper.source}: {error}")
                 advance(paper.paper_id)
                 return
@@ -286,8 +290,9 @@ def review_run(
         float | None,
         typer.Option(
             "--threshold",
-            help="Sets review.threshold: accept when the score is at least this (default: the "
-            "threshold calibrated on human ratings and shipped with the baseline).",
+            help="Sets review.threshold: accept when the score is at least this, on the venue's "
+            "rating range (ICLR 1..10; default: the threshold calibrated on human ratings and "
+            "shipped with the baseline).",
             show_default=False,
         ),
     ] = None,
@@ -317,6 +322,7 @@ def review_run(
         *llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir),
     ]
     settings = resolve(config, overrides, given)
+    checked_threshold(settings)
     if out.exists() and not out.is_dir():
         raise BadInputError(out, "exists and is not a folder")
     papers = load_papers(paths)  # every paper read before anything is written

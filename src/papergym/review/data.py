@@ -121,7 +121,8 @@ def read_ratings(path: Path, scale: VenueScale) -> list[RatedPaper]:
     """The papers of a ratings TSV, in file order; every paper needs two or more ratings (the
     proxy errors compare a rating with the mean of the others)."""
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
+        # utf-8-sig: a spreadsheet's "UTF-8" export starts with a byte-order mark
+        with open(path, encoding="utf-8-sig", newline="") as handle:
             rows = list(csv.reader(handle, delimiter="\t"))
     except FileNotFoundError:
         raise BadInputError(path, "no such file") from None
@@ -174,10 +175,28 @@ def read_papers(folder: Path, papers: list[RatedPaper], ratings: Path) -> dict[s
     return texts
 
 
+@dataclass(frozen=True)
+class ReviewsFile:
+    """A ``papergym review`` reviews.jsonl read for evaluation: each paper's prediction, and who
+    made them (the reviewer models named in the records, and whether every record is the
+    offline baseline's, so that the evaluation can call it a baseline)."""
+
+    predictions: dict[str, Prediction]
+    reviewer_models: tuple[str, ...]
+    baseline: bool
+
+
 def read_reviews(path: Path) -> dict[str, Prediction]:
     """Each paper's score and decision from a ``papergym review`` reviews.jsonl (the last
     record of a paper wins, as a resumed run appends)."""
+    return read_reviews_file(path).predictions
+
+
+def read_reviews_file(path: Path) -> ReviewsFile:
+    """:func:`read_reviews` with the reviewers that wrote the records."""
     predictions: dict[str, Prediction] = {}
+    models: dict[str, None] = {}  # in order of appearance
+    baseline = True
     try:
         for number, payload in iter_json_lines(path):
             try:
@@ -188,9 +207,11 @@ def read_reviews(path: Path) -> dict[str, Prediction]:
                     None, f"{path} line {number}: not a review record ({first['msg']})"
                 ) from None
             predictions[record.paper_id] = Prediction(record.score, record.decision)
+            models[record.reviewer_model] = None
+            baseline = baseline and record.baseline
     except FileNotFoundError:
         raise BadInputError(path, "no such file") from None
-    return predictions
+    return ReviewsFile(predictions, tuple(models), baseline and bool(predictions))
 
 
 @dataclass(frozen=True)
@@ -249,11 +270,20 @@ def read_predictions(
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise BadInputError(path, f"cannot read as CSV: {error}") from None
     predictions: dict[str, Prediction] = {}
+    first_row: dict[str, int] = {}
     for number, row in enumerate(rows, start=2):
         where = f"{path} row {number}"
+        paper_id = (row.get(id_column) or "").strip()
+        if not paper_id:
+            raise BadInputError(None, f"{where}: empty {id_column}")
+        if paper_id in first_row:  # which of two verdicts counts would be a silent guess
+            raise BadInputError(
+                None, f"{where}: paper {paper_id!r} again (first at row {first_row[paper_id]})"
+            )
+        first_row[paper_id] = number
         raw = (row.get(score_column) or "").strip()
         if not raw:
-            predictions[row[id_column]] = Prediction(None, None)
+            predictions[paper_id] = Prediction(None, None)
             continue
         try:
             value = float(raw)
@@ -267,5 +297,5 @@ def read_predictions(
         decision: Literal["accept", "reject"] | None = None
         if decision_column:
             decision = "accept" if _decision(row.get(decision_column) or "", where) else "reject"
-        predictions[row[id_column]] = Prediction(mapping.to_venue(value, scale), decision)
+        predictions[paper_id] = Prediction(mapping.to_venue(value, scale), decision)
     return predictions

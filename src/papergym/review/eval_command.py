@@ -21,7 +21,7 @@ from papergym.review.data import (
     read_papers,
     read_predictions,
     read_ratings,
-    read_reviews,
+    read_reviews_file,
 )
 from papergym.review.evaluation import (
     Bootstrap,
@@ -36,6 +36,7 @@ from papergym.review.fit_command import PapersOption, RatingsOption
 from papergym.review.leak import surface_leak
 from papergym.review.offline import load_baseline
 from papergym.review.records import VENUES, VenueScale
+from papergym.review.runtime import checked_threshold
 from papergym.settings.cli import ConfigOption, OverridesArgument, flags, resolve
 
 SUMMARY_FILE = "review-eval.json"
@@ -47,11 +48,15 @@ def _load_predictions(
     scale_text: str | None,
     columns: tuple[str, str, str],
     scale: VenueScale,
-) -> tuple[dict[str, Prediction], Path, str | None]:
+) -> tuple[dict[str, Prediction], Path, str | None, str | None]:
+    """The predictions, their file, the scale mapping, and the offline baseline's name when the
+    reviews are the baseline's (it is called a baseline wherever it appears)."""
     if (reviews is None) == (predictions is None):
         raise BadInputError(None, "give exactly one of --reviews FILE and --predictions FILE")
     if reviews is not None:
-        return read_reviews(reviews), reviews, None
+        file = read_reviews_file(reviews)
+        baseline = ", ".join(file.reviewer_models) if file.baseline else None
+        return file.predictions, reviews, None, baseline
     assert predictions is not None
     if scale_text is None:
         raise BadInputError(
@@ -70,7 +75,7 @@ def _load_predictions(
     described = f"{score_column}: {mapping.describe(scale)}; decision: " + (
         f"column {decision_column}" if decision_column else "score >= threshold"
     )
-    return loaded, predictions, described
+    return loaded, predictions, described, None
 
 
 def _cell(estimate: Estimate, signed: bool = False) -> str:
@@ -110,6 +115,11 @@ def print_eval(summary: ReviewEvalSummary) -> None:
     stdout.print(
         f"threshold {summary.threshold:g} on a score with no decision; {summary.unscored_rule}"
     )
+    if summary.extra_predictions:  # e.g. ids in another column, or another data set's file
+        stdout.print(
+            f"note: {summary.extra_predictions} prediction(s) name papers that are not in the "
+            "ratings file; they are ignored (check --id-column and the files)"
+        )
     if summary.leak is not None:
         leak = summary.leak
         before = "-" if leak.before is None else f"{leak.before:.3f}"
@@ -183,8 +193,8 @@ def eval_command(
         float | None,
         typer.Option(
             "--constant",
-            help="The constant baseline's rating: the training set's mean human rating (default: "
-            "the mean of every rating in --ratings).",
+            help="The constant baseline's rating, on the venue's rating range: the training "
+            "set's mean human rating (default: the mean of every rating in --ratings).",
             show_default=False,
         ),
     ] = None,
@@ -220,25 +230,35 @@ def eval_command(
     )
     review = settings.review
     scale = VENUES[review.venue]
-    decision_threshold = (
-        review.threshold
-        if review.threshold is not None
-        else load_baseline(review.baseline).human_threshold
-    )
+    decision_threshold = checked_threshold(settings)
+    if decision_threshold is None:
+        decision_threshold = load_baseline(review.baseline).human_threshold
+    if constant is not None and not (
+        math.isfinite(constant) and scale.low <= constant <= scale.high
+    ):
+        raise BadInputError(
+            None,
+            f"--constant {constant:g} is outside the {scale.name} rating range "
+            f"{scale.low}..{scale.high}",
+        )
     if out is not None and out.exists() and not out.is_dir():
         raise BadInputError(out, "exists and is not a folder")
     rated = read_ratings(ratings, scale)
     texts = read_papers(papers_dir, rated, ratings)
-    loaded, source, mapping = _load_predictions(
+    loaded, source, mapping, baseline = _load_predictions(
         reviews, predictions, scale_text, (id_column, score_column, decision_column), scale
     )
     boot = Bootstrap(resamples=review.resamples, level=review.level, seed=review.seed)
-    system = name or source.stem
+    described = f"predictions of {source.name}"
+    if baseline is not None:
+        described = (
+            f"offline baseline {baseline} (a baseline, not a reviewer), {described}; "
+            "in-sample where it was fitted on these papers"
+        )
+    system = name or (_baseline_label(baseline) if baseline is not None else source.stem)
     value = constant if constant is not None else _mean_rating(rated)
     rows = [
-        system_row(
-            system, f"predictions of {source.name}", rated, loaded, scale, decision_threshold, boot
-        ),
+        system_row(system, described, rated, loaded, scale, decision_threshold, boot),
         constant_row(rated, value, decision_threshold, boot),
         always_reject_row(rated, boot),
         human_row(rated, decision_threshold, boot),
@@ -283,6 +303,11 @@ def eval_command(
         print_eval(summary)
         if out is not None:
             stdout.print(f"wrote {out / SUMMARY_FILE}")
+
+
+def _baseline_label(models: str) -> str:
+    """The offline baseline's column name: its model name, which says baseline."""
+    return models if models.startswith("baseline") else f"baseline {models}"
 
 
 def _mean_rating(papers: list[RatedPaper]) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime
 import io
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -179,6 +180,11 @@ def fit_command(
     for path in (out, oof):
         if path is not None and path.is_dir():
             raise BadInputError(path, "is a folder; give a file name")
+    if oof is not None and oof.resolve() == out.resolve():
+        raise BadInputError(oof, "is also -o: give the out-of-fold CSV another name")
+    for value in alphas or ():
+        if not (math.isfinite(value) and value > 0):
+            raise BadInputError(None, f"--alpha {value:g}: a ridge strength must be above 0")
     rated = read_ratings(ratings, scale)
     if len(rated) < 2 * folds:
         raise BadInputError(ratings, f"{len(rated)} papers; {folds}-fold fitting needs {2 * folds}")

@@ -187,6 +187,12 @@ def meta_review_messages(scale: VenueScale, paper: str, reviews: Sequence[Review
     return [Message(role="user", content=content.strip())]
 
 
+class MetaReviewUnreachable(Exception):
+    """The meta-review's endpoint never answered: the paper is not finished (a record saved
+    without its meta-review would never get one), and the next run reviews it again (its
+    reviews come from the LLM cache)."""
+
+
 def unscored_reason(error: LLMError) -> str:
     """Why a review is unscored: the kind of failure, then the error's first characters."""
     kind = (
@@ -354,6 +360,8 @@ class LLMReviewer:
             )
         except BudgetExceededError:
             raise
+        except LLMTransportError as error:  # an endpoint that never answered is not a verdict
+            raise MetaReviewUnreachable(f"meta-review: {unscored_reason(error)}") from None
         except LLMError:
             return None  # the meta-review is commentary: the score stands without it
         return strip_reasoning(result.text) or None

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from papergym.llm.structured import strip_reasoning
 from papergym.records import Record
 from papergym.review.records import ICLR, PaperReview, VenueScale, scale_value
-from papergym.review.reviewer import Reviewer
+from papergym.review.reviewer import UNREACHABLE, Reviewer
 
 DEFAULT_CACHE_SIZE = 4096
 """Scores kept in memory (a score is a few numbers; the reviews themselves are not kept)."""
@@ -70,6 +70,12 @@ def score_of(review: PaperReview, scale: VenueScale = ICLR) -> ReviewScore:
         reviews=len(review.reviews),
         unscored=len(review.unscored),
     )
+
+
+def endpoint_failed(reason: str | None) -> bool:
+    """Whether an unscored text's reason says the reviewer's endpoint never answered (a failure
+    to retry, not the reviewer's verdict): :func:`score_of` names the first review's reason."""
+    return f"first: {UNREACHABLE}:" in (reason or "")
 
 
 def text_id(text: str) -> str:

@@ -9,6 +9,7 @@ and runs on the reward's background event loop, as the rubric reward does.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import TYPE_CHECKING, Literal
 
@@ -31,6 +32,22 @@ def venue_scale(config: PaperGymConfig) -> VenueScale:
     return VENUES[config.review.venue]
 
 
+def checked_threshold(config: PaperGymConfig) -> float | None:
+    """``review.threshold``, refused in one line unless it lies on the venue's rating range (a
+    NaN, or a threshold below the lowest rating, would accept every paper without saying so)."""
+    threshold = config.review.threshold
+    scale = venue_scale(config)
+    if threshold is not None and not (
+        math.isfinite(threshold) and scale.low <= threshold <= scale.high
+    ):
+        raise BadInputError(
+            None,
+            f"review.threshold {threshold:g} is outside the {scale.name} rating range "
+            f"{scale.low}..{scale.high} (accept when the score is at least the threshold)",
+        )
+    return threshold
+
+
 def reviewer_kind(config: PaperGymConfig) -> Literal["llm", "offline"]:
     """Which reviewer ``review.reviewer`` names once ``auto`` is resolved."""
     kind = config.review.reviewer
@@ -51,6 +68,7 @@ def make_reviewer(config: PaperGymConfig, llm: LLMClient | None = None) -> Revie
 
     settings = config.review
     scale = venue_scale(config)
+    checked_threshold(config)
     if reviewer_kind(config) == "offline":
         return OfflineReviewer(path=settings.baseline, threshold=settings.threshold, scale=scale)
     from papergym.llm.client import LLMClient

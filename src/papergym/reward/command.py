@@ -237,6 +237,8 @@ curl -s localhost:8765/get_reward -H 'Content-Type: application/json' -d '{"quer
 
 Set GT to one instance's label: GT=$(python -c "import json; i = json.loads(open('env/instances.jsonl').readline()); print(json.dumps({k: i[k] for k in ('question', 'reference_answer', 'rubric')}))")
 
+With --reward review no label is read: POST /get_reward reviews each query's response part → {"rewards", "scores", "extra_logs": {"review_rating", "review_unscored"}}; POST /score: {"items": [{"answer": "..."}]} → {"scores": [{"value" (null when unscored), "rating", "reviews", "unscored", "reason"}]}; GET /health: 200 {"status": "ok", "reward": "review", "reviewer"}.
+
 Logs go to stderr: a start line (address, judge, readiness), one line per request (client, method, path, status, latency, scored/unscored). SIGTERM or Ctrl-C stops the server (exit 0) after at most 5 s of in-flight work."""
 SERVE_REWARD_EPILOG = _SERVE_REWARD_EPILOG
 """``--help``'s epilog, shown as written (help is plain text: no rich markup to escape)."""
@@ -360,7 +362,9 @@ def serve_reward(
         )
     else:
         reward = make_reward(settings)
-        sock = bind(serving.host, serving.port)  # before anything is printed: a taken port is exit 2
+        sock = bind(
+            serving.host, serving.port
+        )  # before anything is printed: a taken port is exit 2
         code = serve(
             reward,
             sock,

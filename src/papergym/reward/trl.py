@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from papergym.records import Instance, Rubric, Score
+from papergym.records import Instance, Rubric, Score, SourceKind, source_kind_of
 from papergym.reward import runtime
 from papergym.reward.verl import anonymous_id
 
@@ -37,8 +37,13 @@ def _instances(
     reference: Sequence[str],
     rubric: Sequence[str],
     instance_id: Sequence[str] | None,
+    recipe: Sequence[str] | None = None,
 ) -> list[Instance]:
     rubrics = [Rubric.model_validate_json(b) for b in rubric]
+    # The TRL export has no source-kind column (a paper's rows stay as they were); ARES, the
+    # recipe that builds from documents, tells the judge to grade an answer, not a plan.
+    recipes: Sequence[str | None] = recipe or [None] * len(rubrics)
+    kinds: list[SourceKind] = [source_kind_of(r) for r in recipes]
     ids = (
         [str(i) for i in instance_id]
         if instance_id is not None
@@ -54,8 +59,9 @@ def _instances(
             question=q,
             reference_answer=r,
             rubric=b,
+            source_kind=k,
         )
-        for i, q, r, b in zip(ids, question, reference, rubrics, strict=True)
+        for i, q, r, b, k in zip(ids, question, reference, rubrics, kinds, strict=True)
     ]
 
 
@@ -75,10 +81,11 @@ async def _score_all(
     reference: Sequence[str],
     rubric: Sequence[str],
     instance_id: Sequence[str] | None,
+    recipe: Sequence[str] | None = None,
 ) -> list[Score]:
     pairs = list(
         zip(
-            _instances(question, reference, rubric, instance_id),
+            _instances(question, reference, rubric, instance_id, recipe),
             (completion_text(c) for c in completions),
             strict=True,
         )
@@ -97,7 +104,9 @@ def rubric_reward(
     **kwargs: Any,
 ) -> list[float | None]:
     """The rubric reward for a batch of completions (sync)."""
-    scores = runtime.run(_score_all(completions, question, reference, rubric, instance_id))
+    scores = runtime.run(
+        _score_all(completions, question, reference, rubric, instance_id, kwargs.get("recipe"))
+    )
     _log(scores, log_metric)
     return [s.value for s in scores]
 
@@ -113,6 +122,8 @@ async def rubric_reward_async(
     **kwargs: Any,
 ) -> list[float | None]:
     """The rubric reward for a batch of completions (async; TRL gathers async reward functions)."""
-    scores = await runtime.arun(_score_all(completions, question, reference, rubric, instance_id))
+    scores = await runtime.arun(
+        _score_all(completions, question, reference, rubric, instance_id, kwargs.get("recipe"))
+    )
     _log(scores, log_metric)
     return [s.value for s in scores]

@@ -38,6 +38,7 @@ def instance_from_ground_truth(
     question = str(data.get("question") or info.get("question") or "")
     reference = str(data.get("reference_answer") or info.get("reference_answer") or "")
     given = info.get("instance_id") or data.get("instance_id")
+    kind = data.get("source_kind", info.get("source_kind"))
     return Instance(
         id=str(given) if given else anonymous_id(question, reference, rubric),
         recipe=info.get("recipe", "papergym"),
@@ -47,6 +48,7 @@ def instance_from_ground_truth(
         question=question,
         reference_answer=reference,
         rubric=rubric,
+        source_kind="document" if kind == "document" else "paper",
     )
 
 

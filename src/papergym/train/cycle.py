@@ -44,8 +44,9 @@ from typing import Any
 import torch
 import yaml
 
-from papergym.errors import BadInputError
+from papergym.errors import BadInputError, PaperGymError
 from papergym.jsonl import read_jsonl, write_jsonl, write_text_atomic
+from papergym.review.reward import endpoint_failed
 from papergym.settings.models import PaperGymConfig
 from papergym.settings.training import CycleSettings
 from papergym.train.cycle_records import (
@@ -169,6 +170,15 @@ def _decoded(tokenizer: Any, tokens: list[int], stops: set[int]) -> tuple[str, i
 
 
 # --- scoring -----------------------------------------------------------------------------------
+
+
+class ReviewerUnreachable(PaperGymError):
+    """The reviewer's endpoint never answered for some papers of a round: the round is not
+    finished (its papers are not saved), and the same command retries it."""
+
+    def __init__(self, number: int, reasons: list[str]) -> None:
+        self.reasons = reasons
+        super().__init__(f"round {number}: {len(reasons)} paper(s) not reviewed: {reasons[0]}")
 
 
 def score_papers(
@@ -349,7 +359,10 @@ def run_cycle(
     by_id = {item.id: item for item in inputs}
     if len(by_id) != len(inputs):
         raise BadInputError(settings.data, "prompts.jsonl repeats an input id")
-    run_dir = prepare_run_dir(_as_recorded_rounds(config))
+    refuse_foreign_run_dir(config.output_dir)
+    # absolute: each round records the weights it ends with, and a resume from another working
+    # folder must find them
+    run_dir = prepare_run_dir(_as_recorded_rounds(config)).resolve()
     write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(config.resolved(), sort_keys=False))
     current = resolve_model_path(config.model, run_dir)
     plan = round_inputs(list(by_id), settings.rounds, settings.input_fraction, config.seed)
@@ -371,6 +384,30 @@ def run_cycle(
     summary = {"run_dir": str(run_dir), "rounds": rounds, "final_model": current}
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=1, default=float))
     return summary
+
+
+RUN_ENTRIES = frozenset({"config.yaml", "summary.json", "tiny-model"})
+"""What a run folder holds besides its ``round-N`` folders."""
+
+
+def refuse_foreign_run_dir(out: Path) -> None:
+    """Refuse a folder another command wrote (a review or build folder has a config.yaml too,
+    which would otherwise be read as a run with a different configuration)."""
+    if not out.is_dir():
+        return
+    foreign = sorted(
+        entry.name
+        for entry in out.iterdir()
+        if entry.name not in RUN_ENTRIES
+        and not (entry.name.startswith("round-") and entry.name[6:].isdigit())
+    )
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (
+            f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        )
+        raise BadInputError(
+            out, f"holds {shown}: not a `papergym train cycle` run folder; use another -o"
+        )
 
 
 def _as_recorded_rounds(config: PaperGymConfig) -> PaperGymConfig:
@@ -426,6 +463,8 @@ def play_round(
         )
         _tell(on_round, number, "reviewing")
         papers = score_papers(runner, inputs, generated, reward, watch)
+        if failed := [p.reason for p in papers if p.reason and endpoint_failed(p.reason)]:
+            raise ReviewerUnreachable(number, failed)  # not unscored: never saved as a result
         write_jsonl(papers_file, papers)
     pairs, skips = pairs_of(inputs, papers)
     write_jsonl(folder / "pairs.jsonl", pairs)

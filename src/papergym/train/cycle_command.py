@@ -9,7 +9,14 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
+from papergym.cliutil import (
+    DebugOption,
+    JsonOption,
+    exit_unfinished,
+    reports_errors,
+    stderr,
+    stdout,
+)
 from papergym.settings.load import flag
 from papergym.settings.models import PaperGymConfig
 
@@ -63,16 +70,22 @@ def cycle(
     (cycle.reviewer) through ReviewReward, pair the best with the worst of each input (ties and
     unscored skipped, and counted), and train SimPO + α·NLL on the pairs (TRL CPOTrainer); the
     next round starts from the new weights. A second reviewer (cycle.watch) scores the same
-    papers: its agreement with the reward is the reward-hacking watch."""
+    papers: its agreement with the reward is the reward-hacking watch.
+
+    Exit code 0 when every round is finished; 1 when the reviewer's endpoint failed (the round
+    is not saved: run the same command again); 2 on bad input (data another command wrote, a
+    run folder of another configuration or command)."""
     from papergym.train.command import config_path, quiet_libraries
     from papergym.train.config import load_config
-    from papergym.train.cycle import load_inputs, run_cycle
+    from papergym.train.cycle import ReviewerUnreachable, load_inputs, run_cycle
     from papergym.train.cycle_reviewers import build_scorer
 
     path, extra = config_path(config, config_file, overrides)
     extra_overrides: list[Any] = list(extra)
     if data is not None:
-        extra_overrides.append(flag("cycle.data", str(data), "--data"))
+        # absolute: `--data d` and `--data ./d` (or another working folder) name one data set,
+        # and the run folder records it, so a resume must not see a different configuration
+        extra_overrides.append(flag("cycle.data", str(data.resolve()), "--data"))
     if output is not None:
         extra_overrides.append(flag("output_dir", str(output), "-o"))
     settings = load_config(path, extra_overrides)
@@ -88,7 +101,14 @@ def cycle(
         if not as_json:
             stderr.print(f"round {number}: {what}", highlight=False)
 
-    summary = run_cycle(settings, reward, watch, on_round=announce)
+    try:
+        summary = run_cycle(settings, reward, watch, on_round=announce)
+    except ReviewerUnreachable as failure:
+        exit_unfinished(
+            failure.reasons,
+            "paper(s) not reviewed because the reviewer's endpoint failed; finished rounds are "
+            "kept: run the same command again",
+        )
     if as_json:
         stdout.print_json(json.dumps(summary, default=float))
         return
@@ -103,11 +123,17 @@ def cycle(
     stdout.print(f"final model: {summary['final_model']}")
 
 
+def _reviewer_label(name: str) -> str:
+    """A reviewer's name in the table: the offline reviewer is a baseline, and says so."""
+    return "offline baseline" if name == "offline" else name
+
+
 def summary_table(summary: dict[str, Any], settings: PaperGymConfig) -> Table:
     """One row per round: pairs, skips, scores, margin, length, the watch, the loss."""
     table = Table(
-        title=f"Training by review {summary['run_dir']} (reward: {settings.cycle.reviewer}, "
-        f"watch: {settings.cycle.watch}, loss: {settings.cycle.loss})"
+        title=f"Training by review {summary['run_dir']} (reward: "
+        f"{_reviewer_label(settings.cycle.reviewer)}, watch: "
+        f"{_reviewer_label(settings.cycle.watch)}, loss: {settings.cycle.loss})"
     )
     columns = (
         "round", "papers", "unscored", "pairs", "skips tie/unsc.", "chosen", "rejected",

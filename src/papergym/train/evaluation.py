@@ -42,7 +42,7 @@ from papergym.llm.hf_backend import (
 )
 from papergym.llm.types import SamplingParams
 from papergym.llm.usage import UsageTracker
-from papergym.records import Instance, Rubric
+from papergym.records import Instance, Rubric, source_kind_of
 from papergym.reward import runtime
 from papergym.reward.reward import RubricReward
 from papergym.train.config import TrainConfig
@@ -62,6 +62,8 @@ def held_out_instances(rows: Sequence[dict[str, Any]]) -> list[Instance]:
             id=row["instance_id"],
             recipe=row.get("recipe") or "papergym",
             builder="llm",
+            # a TRL row carries only its recipe: ARES rows are judged as documents, not plans
+            source_kind=source_kind_of(row.get("recipe")),
             paper_id=row.get("paper_id") or "",
             question=row["question"],
             reference_answer=row["reference"],

@@ -233,6 +233,7 @@ def write_run(
         raise BadInputError(None, NO_LLM)
     if out.exists() and not out.is_dir():
         raise BadInputError(out, "exists and is not a folder")
+    _refuse_foreign_out(out)
     jobs = _jobs(paths, settings, topic)
     for job in jobs:
         check_job(out / job.name, job)
@@ -275,6 +276,22 @@ def write_run(
 
 
 # --- prepare ----------------------------------------------------------------------------------
+
+
+def _refuse_foreign_out(out: Path) -> None:
+    """A `papergym write` folder holds drops.jsonl and one folder per paper; a file of
+    another command's output (reviews.jsonl, review.json, instances.jsonl...) means the wrong -o."""
+    if not out.is_dir():
+        return
+    foreign = sorted(
+        p.name
+        for p in out.iterdir()
+        if not p.is_dir() and p.name != "drops.jsonl" and not p.name.startswith(".")
+    )
+    if foreign:
+        raise BadInputError(
+            out, f"holds {', '.join(foreign[:3])}: not a `papergym write` folder; use another -o"
+        )
 
 
 def _check_data_out(out: Path) -> None:

@@ -110,7 +110,14 @@ class WriteJob:
 def check_job(folder: Path, job: WriteJob) -> None:
     """Refuse a folder that holds a paper written under other settings (nothing is written)."""
     path = folder / "job.json"
+    if folder.exists() and not folder.is_dir():
+        raise BadInputError(folder, "exists and is not a folder; use another -o")
     if not path.is_file():
+        if folder.is_dir() and any(folder.iterdir()):  # e.g. the user's own paper: keep it
+            raise BadInputError(
+                folder,
+                "holds files but no job.json: not a paper `papergym write` wrote; use another -o",
+            )
         return
     try:
         old = json.loads(path.read_text(encoding="utf-8"))

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
+from papergym.audit.overlap import Embedder
+from papergym.embed import embed
 from papergym.llm.client import LLMClient
 from papergym.llm.types import Role
+from papergym.recipes.ares.batching import BatchingEmbedder
 from papergym.recipes.ares.corpus import Columns, Corpus
 from papergym.recipes.ares.output import AresSettings
 from papergym.recipes.ares.record import AresDraft
@@ -62,6 +64,10 @@ def _keep_draft(draft: AresDraft) -> AresDraft:
     return draft
 
 
+def _persona(draft: AresDraft) -> str | None:
+    return draft.persona
+
+
 def make_runner(
     corpus: Corpus,
     out: Path,
@@ -70,13 +76,14 @@ def make_runner(
     *,
     progress: ProgressHook | None = None,
     owns: Callable[[int], bool] | None = None,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
 ) -> AresRunner[AresDraft]:
     """The runner of C1's step list (:func:`.pipeline.ares_steps`): LLM mode with a client,
     otherwise the offline steps, keeping the drafts they pass."""
     from papergym.recipes.ares.pipeline import ares_steps, to_instance
 
-    steps = ares_steps(config, llm) if embedder is None else ares_steps(config, llm, embedder)
+    # one embedding call for the documents in flight, not one per document (same domains)
+    steps = ares_steps(config, llm, BatchingEmbedder(embedder or embed))
     llm_mode = llm is not None
     return AresRunner(
         out=out,
@@ -92,6 +99,7 @@ def make_runner(
         progress=progress,
         owns=owns,
         limit=config.build.limit,
+        persona_of=_persona,
     )
 
 

@@ -28,6 +28,7 @@ from papergym.recipes.ares.build import (
     open_corpus,
     run_shards,
 )
+from papergym.recipes.ares.card import write_ares_card
 from papergym.recipes.ares.corpus import Corpus
 from papergym.recipes.ares.output import (
     AresSettings,
@@ -36,7 +37,7 @@ from papergym.recipes.ares.output import (
     record_corpus,
     start_ares_output,
 )
-from papergym.recipes.ares.runner import AresResult, finish_outputs
+from papergym.recipes.ares.runner import AresResult, collect_result, finish_outputs
 from papergym.recipes.ares.shards import Mode, ShardStore
 from papergym.redact import redact
 from papergym.settings.models import PaperGymConfig
@@ -52,12 +53,22 @@ def build_ares(paths: list[Path], out: Path, config: PaperGymConfig, json_output
     check_corpus(out, corpus)
     result = asyncio.run(_run(out, config, settings, corpus, paths))
     store = ShardStore(out, config.ares.shard_size)
-    finish_outputs(store, mode, store.records())
+    removed = finish_outputs(store, mode, store.records())
+    if removed:  # later copies of texts that shards done apart both kept: now drops
+        result = _recounted(result, store, mode, removed)
+    write_ares_card(store, mode, result)
     if json_output:
         print(json.dumps(_summary_json(result, resuming), ensure_ascii=False, indent=2))
     else:
         _print_summary(result, resuming)
     _exit_status(result, config)
+
+
+def _recounted(result: AresResult, store: ShardStore, mode: Mode, removed: int) -> AresResult:
+    fresh = collect_result(store, mode)
+    fresh.usage = result.usage
+    fresh.kept_this_run = max(0, result.kept_this_run - removed)
+    return fresh
 
 
 def _mode(config: PaperGymConfig) -> Mode:
@@ -139,7 +150,7 @@ def _print_summary(result: AresResult, resuming: bool) -> None:
         per = ("kept instance", max(result.kept_this_run, 1))
         stdout.print(usage_table(result.usage, per=per))
     kept_files = "instances-*.jsonl, instances.jsonl" if result.mode == "llm" else "kept-*.jsonl"
-    stdout.print(f"wrote {result.out}/{kept_files}, dropped.jsonl, progress/")
+    stdout.print(f"wrote {result.out}/{kept_files}, dropped.jsonl, card.md, progress/")
 
 
 def _exit_status(result: AresResult, config: PaperGymConfig) -> None:

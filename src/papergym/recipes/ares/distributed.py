@@ -15,7 +15,10 @@ hit endpoint failures must run again, and the progress records already make fini
 
 Multi-node launches call :func:`prepare`, then give :func:`ares_pipeline` to datatrove's
 SlurmPipelineExecutor or RayPipelineExecutor (docs/ares.md); ``papergym build`` run afterwards
-finds every shard finished and only assembles instances.jsonl and the summary.
+finds every shard finished and only assembles instances.jsonl (turning later copies of a text
+that tasks kept apart into duplicate drops, :mod:`.dedup`), the card and the summary. A task
+loads the text keys of every shard finished before it starts, so most such copies are dropped
+before any step runs.
 """
 
 from __future__ import annotations

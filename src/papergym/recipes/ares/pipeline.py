@@ -111,7 +111,7 @@ def to_instance(draft: AresDraft) -> Instance:
             id="c-" + content_hash({"document": source_id, "text": c.text}, 12),
             text=c.text,
             # the paper-shaped dimension field: ARES criteria are all about the answer's content
-            dimension="method",
+            dimension="general",
             origin="answer",
             rank=rank,
             leakage=c.leakage,

@@ -20,7 +20,6 @@ retried by the next run, as the paper build does.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -35,8 +34,16 @@ from papergym.llm.client import LLMClient
 from papergym.llm.types import LLMError, LLMOutputError
 from papergym.llm.usage import UsageTracker
 from papergym.recipes.ares.corpus import Corpus, Entry
+from papergym.recipes.ares.dedup import drop_later_duplicates, duplicate_drop
 from papergym.recipes.ares.documents import Document
-from papergym.recipes.ares.shards import KEPT_FILE, Mode, ShardRecord, ShardStore
+from papergym.recipes.ares.shards import (
+    KEPT_FILE,
+    Mode,
+    ShardRecord,
+    ShardStore,
+    ShardText,
+    text_key,
+)
 from papergym.recipes.pipeline import first_line
 from papergym.recipes.runner import _failure_step
 from papergym.recipes.steps import Reject, Step
@@ -80,6 +87,8 @@ class _Shard:
     pending: int = 0
     sealed: bool = False  # every row of the shard has been read
     rows: int = 0  # rows read (a reopened shard: those it is reopened for, or all of them)
+    texts: list[ShardText] = field(default_factory=list)  # the documents it ran, by text key
+    personas: dict[int, str] = field(default_factory=dict)  # position → persona, kept ones
 
 
 @dataclass
@@ -104,12 +113,13 @@ class AresRunner(Generic[R]):
     progress: ProgressHook | None = None
     owns: Callable[[int], bool] | None = None  # which shards to do (a distributed task); None: all
     limit: int | None = None  # read the first ``limit`` rows only (a later run may go further)
+    persona_of: Callable[[R], str | None] | None = None  # a kept record's persona, for the card
 
     def __post_init__(self) -> None:
         self.store = ShardStore(self.out, self.shard_size)
         self._open: dict[int, _Shard] = {}
         self._changed = asyncio.Event()
-        self._seen: dict[bytes, int] = {}
+        self._seen: dict[bytes, int] = {}  # text key → first position (8 bytes, not hex)
         self._crash: Exception | None = None
         self._kept_this_run = 0
 
@@ -121,6 +131,7 @@ class AresRunner(Generic[R]):
             if r.failed
         }
         owns, size, records = self.owns, self.shard_size, self._records
+        self._seed_seen()
 
         def wanted(position: int) -> bool:
             shard = self.store.shard_of(position)
@@ -186,19 +197,33 @@ class AresRunner(Generic[R]):
         if isinstance(item, Drop):
             shard.outcomes[entry.position] = item
             return None
-        # Exact duplicates (the same text) would make the same instance twice: the first is kept.
-        digest = hashlib.blake2b(item.text.encode("utf-8"), digest_size=8).digest()
-        first = self._seen.setdefault(digest, entry.position)
-        if first != entry.position:
-            reason = f"duplicate: the same text as row {first} of the corpus"
-            shard.outcomes[entry.position] = Drop(
-                source=item.source, step="read", reason=reason, paper_id=item.id
-            )
+        # Exact duplicates (the same text) would make the same instance twice: the first is
+        # kept. Shards finished earlier (this run, an earlier one, another task) count too.
+        key = text_key(item.text)
+        digest = bytes.fromhex(key)
+        first = self._seen.get(digest)
+        if first is not None and first < entry.position:
+            shard.outcomes[entry.position] = duplicate_drop(item, first)
             return None
+        if first is None or first > entry.position:  # a later copy already done: see assemble
+            self._seen[digest] = entry.position
+        shard.texts.append(
+            ShardText(key=key, position=entry.position, id=item.id, source=item.source)
+        )
         retry = self._retry.get(shard.index)
         if retry is not None and item.id not in retry:
             return None  # finished in an earlier run: its outcome is in the shard's files
         return item
+
+    def _seed_seen(self) -> None:
+        """The texts of every shard already finished, so that a resumed run, or a task, drops
+        documents duplicating rows it does not read."""
+        for texts in self.store.all_texts().values():
+            for text in texts:
+                digest = bytes.fromhex(text.key)
+                first = self._seen.get(digest)
+                if first is None or text.position < first:
+                    self._seen[digest] = text.position
 
     async def _room(self, index: int) -> None:
         """Wait while ``index`` is MAX_OPEN_SHARDS or more shards past the oldest open one."""
@@ -212,7 +237,7 @@ class AresRunner(Generic[R]):
         self, document: Document, position: int, shard: _Shard, semaphore: asyncio.Semaphore
     ) -> None:
         try:
-            outcome = await self._outcome(document)
+            outcome, persona = await self._outcome(document)
         except Exception as error:  # raised by run(), not lost in a task nobody awaits
             self._crash = self._crash or error
             self._changed.set()
@@ -220,28 +245,33 @@ class AresRunner(Generic[R]):
         finally:
             semaphore.release()
         shard.outcomes[position] = outcome
+        if persona is not None:
+            shard.personas[position] = persona
         shard.pending -= 1
         self._tick("documents", None, document.id[:40])
         self._maybe_finish(shard)
 
-    async def _outcome(self, document: Document) -> Outcome:
+    async def _outcome(self, document: Document) -> tuple[Outcome, str | None]:
+        """The document's outcome, and its persona when it is kept (``persona_of``)."""
         record = self.start(document)
         for step in self.steps:
             try:
                 result = await step.run(record)
             except LLMOutputError as error:  # still invalid after the LLM layer's repairs
-                return self._drop(document, "llm:output", first_line(error))
+                return self._drop(document, "llm:output", first_line(error)), None
             except LLMError as error:  # the endpoint's failure: not a drop, retried next run
-                return BuildFailure(
+                failure = BuildFailure(
                     source=document.source,
                     step=_failure_step(error),
                     reason=redact(first_line(error)),
                     paper_id=document.id,
                 )
+                return failure, None
             if isinstance(result, Reject):
-                return self._drop(document, result.step or step.name, result.reason)
+                return self._drop(document, result.step or step.name, result.reason), None
             record = result
-        return self.finish(record)
+        persona = self.persona_of(record) if self.persona_of is not None else None
+        return self.finish(record), persona
 
     @staticmethod
     def _drop(document: Document, step: str, reason: str) -> Drop:
@@ -257,8 +287,10 @@ class AresRunner(Generic[R]):
         drops: list[Drop] = []
         failures: list[BuildFailure] = []
         rows = shard.rows
+        texts = {t.position: _with_persona(t, shard.personas) for t in shard.texts}
         record = self._records.get(shard.index)
         if record is not None:
+            texts = {t.position: t for t in self.store.texts(shard.index)} | texts
             # a reopened shard: what earlier runs settled stays (failures left no outcome)
             kept.extend(self.store.read(KEPT_FILE[self.mode], shard.index, self.kept_model))
             drops.extend(self.store.read("dropped", shard.index, Drop))
@@ -272,7 +304,7 @@ class AresRunner(Generic[R]):
             else:
                 kept.append(outcome)
                 self._kept_this_run += 1
-        self.store.write(shard.index, self.mode, rows, kept, drops, failures)
+        self.store.write(shard.index, self.mode, rows, kept, drops, failures, list(texts.values()))
         self._changed.set()
 
     def _result(self) -> AresResult:
@@ -284,6 +316,11 @@ class AresRunner(Generic[R]):
     def _tick(self, step: str, total: int | None, item: str) -> None:
         if self.progress is not None:
             self.progress(step, total, item)
+
+
+def _with_persona(text: ShardText, personas: dict[int, str]) -> ShardText:
+    persona = personas.get(text.position)
+    return text if persona is None else text.model_copy(update={"persona": persona})
 
 
 def _take(rows: Iterator[Entry], count: int) -> list[Entry]:
@@ -314,10 +351,14 @@ def collect_result(store: ShardStore, mode: Mode) -> AresResult:
     return result
 
 
-def finish_outputs(store: ShardStore, mode: Mode, records: dict[int, ShardRecord]) -> None:
-    """The whole build's instances.jsonl (LLM mode), dropped.jsonl and failed.jsonl."""
+def finish_outputs(store: ShardStore, mode: Mode, records: dict[int, ShardRecord]) -> int:
+    """The whole build's instances.jsonl (LLM mode), dropped.jsonl and failed.jsonl, after
+    dropping the later copies of texts that shards done apart both kept (:mod:`.dedup`); the
+    number of kept outcomes those drops removed."""
+    removed = drop_later_duplicates(store, mode, records)
     shards = [k for k, r in records.items() if r.mode == mode]
     if mode == "llm":
         store.concatenate("instances", shards, "instances.jsonl")
     store.concatenate("dropped", shards, "dropped.jsonl")
     store.concatenate("failed", shards, "failed.jsonl")
+    return removed

@@ -9,8 +9,13 @@ the outcomes of positions ``k*shard_size`` to ``(k+1)*shard_size - 1``. Layout o
     kept-00000.jsonl            offline mode: the drafts the offline steps kept (no instance yet)
     dropped-00000.jsonl         each document of shard 0 a step dropped: source, step, reason, id
     failed-00000.jsonl          documents the LLM endpoint failed on: retried by the next run
+    texts/00000.jsonl           the content key, position and id of every document shard 0 ran
+                                (not the read drops), and the persona of those kept: what
+                                later shards, a resumed run and other tasks compare texts
+                                against (exact duplicates), and the card's persona counts
     progress/00000.json         the progress record of shard 0, written last
     instances.jsonl, dropped.jsonl, failed.jsonl   every shard's, concatenated at the end
+    card.md, card.json          the build's card (:mod:`.card`), written at the end
 
 A shard is finished once ``progress/<k>.json`` exists; its files are written (atomically) before
 it, so a run killed at any point loses at most the shards in flight, whose documents the next run
@@ -31,11 +36,12 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from papergym.jsonl import create_temp_file, iter_jsonl, write_jsonl, write_text_atomic
-from papergym.records import BuildFailure, Drop, Record
+from papergym.records import BuildFailure, Drop, Record, content_hash
 
 Mode = Literal["offline", "llm"]
 M = TypeVar("M", bound=BaseModel)
 PROGRESS = "progress"
+TEXTS = "texts"
 KEPT_FILE: dict[Mode, str] = {"llm": "instances", "offline": "kept"}
 
 
@@ -48,6 +54,26 @@ class ShardRecord(Record):
     kept: int
     dropped: int
     failed: int
+
+
+class ShardText(Record):
+    """A document a shard ran (not a read drop), by the content key of its text."""
+
+    key: str  # text_key(document.text)
+    position: int
+    id: str
+    source: str
+    persona: str | None = None  # a kept document's target persona (for the card)
+
+
+def text_key(text: str) -> str:
+    """The key exact duplicates share: equal texts, equal keys. The same digest as an ARES
+    instance's ``paper_id`` (:func:`.pipeline.to_instance`), so an instance is found by it."""
+    return content_hash({"text": text})
+
+
+def _position(text: ShardText) -> int:
+    return text.position
 
 
 def shard_file(kind: str, shard: int) -> str:
@@ -83,6 +109,20 @@ class ShardStore:
         path = self.path(kind, shard)
         return list(iter_jsonl(path, model)) if path.is_file() else []
 
+    def texts_path(self, shard: int) -> Path:
+        return self.out / TEXTS / f"{shard:05d}.jsonl"
+
+    def texts(self, shard: int) -> list[ShardText]:
+        path = self.texts_path(shard)
+        return list(iter_jsonl(path, ShardText)) if path.is_file() else []
+
+    def all_texts(self) -> dict[int, list[ShardText]]:
+        """Every shard's text keys (a shard killed before its record may have some: harmless,
+        its documents run again at the same positions)."""
+        folder = self.out / TEXTS
+        paths = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+        return {int(p.stem): list(iter_jsonl(p, ShardText)) for p in paths if p.stem.isdigit()}
+
     def write(
         self,
         shard: int,
@@ -91,8 +131,12 @@ class ShardStore:
         kept: list[BaseModel],
         drops: list[Drop],
         failures: list[BuildFailure],
+        texts: list[ShardText] | None = None,
     ) -> ShardRecord:
         """Write a finished shard's files, then its progress record (which marks it finished)."""
+        if texts is not None:
+            ordered = sorted(texts, key=_position)
+            write_jsonl(self.texts_path(shard), ordered)
         write_jsonl(self.path(KEPT_FILE[mode], shard), kept)
         write_jsonl(self.path("dropped", shard), drops)
         if failures:
