@@ -100,7 +100,7 @@ from rich.console import Console
 from rich.table import Table
 
 from papergym.eval.records import Estimate
-from papergym.eval.stats import bootstrap_mean, paired_difference
+from papergym.eval.stats import bootstrap_mean, paired_difference, sign_test
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.review.reward import ReviewReward
 from papergym.sources.bib import Reference
@@ -448,14 +448,6 @@ def run_seed(
 
 
 # --- statistics and tables ---------------------------------------------------------------------
-
-
-def sign_test(wins: int, losses: int) -> float:
-    """Two-sided exact sign test (ties dropped)."""
-    n = wins + losses
-    if n == 0:
-        return 1.0
-    return min(1.0, 2 * sum(math.comb(n, k) for k in range(min(wins, losses) + 1)) / (1 << n))
 
 
 def fmt(e: Estimate, signed: bool = False) -> str:

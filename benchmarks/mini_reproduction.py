@@ -85,7 +85,6 @@ import contextlib
 import hashlib
 import itertools
 import json
-import math
 import os
 import random
 import re
@@ -122,7 +121,7 @@ from papergym.eval.records import (
     EvalSummary,
     EvalSystem,
 )
-from papergym.eval.stats import bootstrap_mean, paired_difference
+from papergym.eval.stats import bootstrap_mean, paired_difference, sign_test
 from papergym.eval.summary import Bootstrap, summarise
 from papergym.export.trl import trl_row
 from papergym.jsonl import write_jsonl, write_text_atomic
@@ -696,16 +695,6 @@ def fmt(estimate: Estimate, signed: bool = False) -> str:
 
 
 SIGNIFICANT = 0.05
-
-
-def sign_test(wins: int, losses: int) -> float:
-    """Two-sided exact sign test of wins against losses (ties dropped): with 8 seeds the
-    bootstrap interval is rough, and 8/8 wins (p 0.008) is the plainer statement."""
-    n = wins + losses
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, k) for k in range(min(wins, losses) + 1)) / (1 << n)
-    return min(1.0, 2 * tail)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from papergym.eval.stats import (
     paired_difference,
     pearson,
     ranks,
+    sign_test,
     spearman,
 )
 
@@ -115,3 +116,11 @@ def test_correlation_interval_and_degenerate_inputs() -> None:
     two = correlation([1.0, 2.0], [2.0, 1.0])
     assert two.r == pytest.approx(-1.0) and two.low is None
     assert not math.isnan(correlation(x, y).r or 0.0)
+
+
+def test_sign_test_is_the_two_sided_exact_binomial_tail() -> None:
+    assert sign_test(8, 0) == pytest.approx(2 / 256)
+    assert sign_test(0, 8) == pytest.approx(2 / 256)
+    assert sign_test(5, 0) == pytest.approx(2 / 32)  # 5 seeds: the smallest p is 0.0625
+    assert sign_test(6, 2) == pytest.approx(2 * (1 + 8 + 28) / 256)
+    assert sign_test(4, 4) == 1.0 and sign_test(0, 0) == 1.0

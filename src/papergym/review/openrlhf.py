@@ -13,7 +13,7 @@ from typing import Any
 from papergym.review.reward import ReviewScore
 from papergym.review.runtime import shared_review_reward
 from papergym.reward import runtime
-from papergym.reward.openrlhf import response_of
+from papergym.reward.openrlhf import openrlhf_payload, response_of
 
 
 async def score_batch(queries: Sequence[str], prompts: Sequence[str]) -> list[ReviewScore]:
@@ -23,17 +23,14 @@ async def score_batch(queries: Sequence[str], prompts: Sequence[str]) -> list[Re
 
 
 def review_payload(scores: Sequence[ReviewScore]) -> dict[str, Any]:
-    """OpenRLHF's reward dict: rewards (the fallback when unscored), scores, extra logs."""
-    fallback = runtime.unscored_fallback()
-    rewards = [s.value if s.value is not None else fallback for s in scores]
-    return {
-        "rewards": rewards,
-        "scores": rewards,
-        "extra_logs": {
+    """The review reward's OpenRLHF dict, with the mean rating logged (-1 where unscored)."""
+    return openrlhf_payload(
+        [s.value for s in scores],
+        {
             "review_rating": [s.rating if s.rating is not None else -1.0 for s in scores],
             "review_unscored": [0.0 if s.scored else 1.0 for s in scores],
         },
-    }
+    )
 
 
 def reward_func(

@@ -14,14 +14,12 @@ disconnect handling this reuses), with the review reward behind it:
 
 from __future__ import annotations
 
-import contextlib
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
-import uvicorn
-from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi import HTTPException, Request
+from fastapi.responses import Response
 from pydantic import BaseModel
 
 from papergym.redact import redact
@@ -29,20 +27,10 @@ from papergym.review.openrlhf import review_payload
 from papergym.review.reward import ReviewReward, ReviewScore
 from papergym.reward.openrlhf import response_of
 from papergym.reward.server import (
-    CLIENT_CLOSED,
     DEFAULT_MAX_BODY_BYTES,
-    DOCS_PATHS,
-    GRACEFUL_SHUTDOWN_S,
-    OPEN_PATHS,
-    Readiness,
-    RewardServer,
-    _ClientGone,
-    _Guard,
-    _log_to_stderr,
-    _start_loading,
-    _until_disconnected,
-    log,
-    url_of,
+    guarded_app,
+    run_server,
+    scored_when_ready,
 )
 
 
@@ -79,49 +67,18 @@ def create_review_app(
     on_load_error: Callable[[str], None] | None = None,
 ) -> Any:
     """A FastAPI app serving ``reward`` (scoring on the server's own event loop)."""
-    readiness = Readiness(ready=load is None)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
-        if load is not None:
-            _start_loading(load, readiness, on_load_error)
-        yield
-
-    app = FastAPI(
-        title="PaperGym review reward",
-        lifespan=lifespan,
-        docs_url="/docs" if docs else None,
-        redoc_url="/redoc" if docs else None,
-        openapi_url="/openapi.json" if docs else None,
-    )
-    app.add_middleware(
-        _Guard,
+    app, readiness = guarded_app(
+        "PaperGym review reward",
+        health=lambda: {"reward": "review", "reviewer": reward.name},
         max_body_bytes=max_body_bytes,
         token=token,
-        open_paths=OPEN_PATHS | (DOCS_PATHS if docs else frozenset()),
+        docs=docs,
+        load=load,
+        on_load_error=on_load_error,
     )
 
-    @app.get("/health")
-    async def health() -> Response:
-        body: dict[str, Any] = {"status": readiness.status, "reward": "review"}
-        body["reviewer"] = reward.name
-        if readiness.error:
-            body["error"] = readiness.error
-        return JSONResponse(body, status_code=200 if readiness.ready else 503)
-
     async def scores(request: Request, texts: list[str]) -> list[ReviewScore] | Response:
-        async def reviewed() -> list[ReviewScore]:
-            await readiness.wait()
-            return await reward.ascore_many(texts)
-
-        try:
-            found = await _until_disconnected(request, reviewed())
-        except _ClientGone:
-            return Response(status_code=CLIENT_CLOSED)
-        record = request.scope.get("papergym.record", {})
-        record["scored"] = sum(1 for s in found if s.scored)
-        record["unscored"] = len(found) - record["scored"]
-        return found
+        return await scored_when_ready(request, readiness, lambda: reward.ascore_many(texts))
 
     @app.post("/get_reward", response_model=None)
     async def get_reward(body: ReviewRewardRequest, request: Request) -> dict[str, Any] | Response:
@@ -152,34 +109,17 @@ def serve_review(
     docs: bool = False,
 ) -> int:
     """Serve on ``sock`` until SIGTERM/SIGINT; the exit code (1 when the reviewer failed to load)."""
-    _log_to_stderr()
-    failed: list[str] = []
-
-    def stop(error: str) -> None:
-        failed.append(error)
-        server.should_exit = True
-
-    app = create_review_app(
-        reward,
-        max_body_bytes=max_body_bytes,
+    return run_server(
+        lambda on_load_error: create_review_app(
+            reward,
+            max_body_bytes=max_body_bytes,
+            token=token,
+            docs=docs,
+            load=lambda: warm_up_reviewer(reward),
+            on_load_error=on_load_error,
+        ),
+        sock,
         token=token,
-        docs=docs,
-        load=lambda: warm_up_reviewer(reward),
-        on_load_error=stop,
+        serving=f"review reward, reviewer {redact(reward.name)}",
+        loading="loading (GET /health answers 503 until ready)",
     )
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        access_log=False,
-        timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_S),
-        lifespan="on",
-    )
-    server = RewardServer(config)
-    guard = "bearer token required (except /health)" if token else "no token"
-    log.info(
-        f"papergym serve-reward listening on {url_of(sock)} · review reward, reviewer "
-        f"{redact(reward.name)} · {guard} · loading (GET /health answers 503 until ready)"
-    )
-    server.run(sockets=[sock])
-    log.info("stopped")
-    return 1 if failed else 0

@@ -33,19 +33,26 @@ async def score_batch(
     return await runtime.shared_reward().ascore_many(pairs)
 
 
-def rewards_payload(scores: Sequence[Score]) -> dict[str, Any]:
-    """OpenRLHF's reward dict: rewards (fallback when unscored), scores, extra logs."""
+def openrlhf_payload(
+    values: Sequence[float | None], extra_logs: dict[str, list[float]]
+) -> dict[str, Any]:
+    """OpenRLHF's reward dict: rewards (``reward.unscored`` where a value is None), the same
+    as scores, and ``extra_logs``."""
     fallback = runtime.unscored_fallback()
-    rewards = [s.value if s.value is not None else fallback for s in scores]
-    return {
-        "rewards": rewards,
-        "scores": rewards,
-        "extra_logs": {
+    rewards = [value if value is not None else fallback for value in values]
+    return {"rewards": rewards, "scores": rewards, "extra_logs": extra_logs}
+
+
+def rewards_payload(scores: Sequence[Score]) -> dict[str, Any]:
+    """The rubric reward's OpenRLHF dict, with its parts logged (-1 where not scored)."""
+    return openrlhf_payload(
+        [s.value for s in scores],
+        {
             "rubric_specific": [s.specific if s.specific is not None else -1.0 for s in scores],
             "rubric_general": [s.general if s.general is not None else -1.0 for s in scores],
             "rubric_unscored": [0.0 if s.scored else 1.0 for s in scores],
         },
-    }
+    )
 
 
 def reward_func(

@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator
 from types import FrameType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import uvicorn
 from fastapi import FastAPI, HTTPException, Request
@@ -42,6 +42,7 @@ from papergym.reward.reward import Judge, RubricReward
 from papergym.reward.verl import instance_from_ground_truth
 
 T = TypeVar("T")
+S = TypeVar("S", bound="HasScored")
 
 DEFAULT_PORT = 8765
 """Not 8000: that is vLLM's (and many judges') default port, often on the same machine."""
@@ -81,6 +82,13 @@ class ScoreRequest(BaseModel):
 
 
 # --- readiness -----------------------------------------------------------------------------------
+
+
+class HasScored(Protocol):
+    """A reward's score for one answer (rubric or review): scored, or unscored with a reason."""
+
+    @property
+    def scored(self) -> bool: ...
 
 
 class Readiness:
@@ -266,48 +274,18 @@ def create_app(
     ``/health`` answers 503 and scoring requests wait. ``token``: the bearer token every path
     but ``/health`` requires. ``docs``: serve ``/docs``, ``/redoc`` and ``/openapi.json``.
     """
-    readiness = Readiness(ready=load is None)
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
-        if load is not None:
-            _start_loading(load, readiness, on_load_error)
-        yield
-
-    app = FastAPI(
-        title="PaperGym rubric reward",
-        lifespan=lifespan,
-        docs_url="/docs" if docs else None,
-        redoc_url="/redoc" if docs else None,
-        openapi_url="/openapi.json" if docs else None,
-    )
-    app.add_middleware(
-        _Guard,
+    app, readiness = guarded_app(
+        "PaperGym rubric reward",
+        health=lambda: {"judge": reward.judge.name},
         max_body_bytes=max_body_bytes,
         token=token,
-        open_paths=OPEN_PATHS | (DOCS_PATHS if docs else frozenset()),
+        docs=docs,
+        load=load,
+        on_load_error=on_load_error,
     )
 
-    @app.get("/health")
-    async def health() -> Response:
-        body: dict[str, Any] = {"status": readiness.status, "judge": reward.judge.name}
-        if readiness.error:
-            body["error"] = readiness.error
-        return JSONResponse(body, status_code=200 if readiness.ready else 503)
-
     async def scores(request: Request, pairs: list[tuple[Any, str]]) -> list[Score] | Response:
-        async def judged() -> list[Score]:
-            await readiness.wait()
-            return await reward.ascore_many(pairs)
-
-        try:
-            found = await _until_disconnected(request, judged())
-        except _ClientGone:
-            return Response(status_code=CLIENT_CLOSED)
-        record = request.scope.get("papergym.record", {})
-        record["scored"] = sum(1 for s in found if s.scored)
-        record["unscored"] = len(found) - record["scored"]
-        return found
+        return await scored_when_ready(request, readiness, lambda: reward.ascore_many(pairs))
 
     @app.post("/get_reward", response_model=None)
     async def get_reward(body: RewardRequest, request: Request) -> dict[str, Any] | Response:
@@ -339,6 +317,70 @@ def create_app(
             ) from None
 
     return app
+
+
+def guarded_app(
+    title: str,
+    *,
+    health: Callable[[], dict[str, Any]],
+    max_body_bytes: int,
+    token: str | None,
+    docs: bool,
+    load: Callable[[], None] | None,
+    on_load_error: Callable[[str], None] | None,
+) -> tuple[FastAPI, Readiness]:
+    """A FastAPI app with the guard (token, body limit, request log), background loading and
+    ``GET /health`` (``health()``'s fields; 503 until loaded): what every reward server shares."""
+    readiness = Readiness(ready=load is None)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        if load is not None:
+            _start_loading(load, readiness, on_load_error)
+        yield
+
+    app = FastAPI(
+        title=title,
+        lifespan=lifespan,
+        docs_url="/docs" if docs else None,
+        redoc_url="/redoc" if docs else None,
+        openapi_url="/openapi.json" if docs else None,
+    )
+    app.add_middleware(
+        _Guard,
+        max_body_bytes=max_body_bytes,
+        token=token,
+        open_paths=OPEN_PATHS | (DOCS_PATHS if docs else frozenset()),
+    )
+
+    @app.get("/health")
+    async def health_route() -> Response:
+        body: dict[str, Any] = {"status": readiness.status, **health()}
+        if readiness.error:
+            body["error"] = readiness.error
+        return JSONResponse(body, status_code=200 if readiness.ready else 503)
+
+    return app, readiness
+
+
+async def scored_when_ready(
+    request: Request, readiness: Readiness, work: Callable[[], Coroutine[Any, Any, list[S]]]
+) -> list[S] | Response:
+    """``work()``'s scores once the reward is loaded, cancelled when the client goes away (499);
+    the request's log line gets the scored and unscored counts."""
+
+    async def when_ready() -> list[S]:
+        await readiness.wait()
+        return await work()
+
+    try:
+        found = await _until_disconnected(request, when_ready())
+    except _ClientGone:
+        return Response(status_code=CLIENT_CLOSED)
+    record = request.scope.get("papergym.record", {})
+    record["scored"] = sum(1 for s in found if s.scored)
+    record["unscored"] = len(found) - record["scored"]
+    return found
 
 
 def _start_loading(
@@ -388,6 +430,33 @@ def serve(
     docs: bool = False,
 ) -> int:
     """Serve on ``sock`` until SIGTERM/SIGINT; the exit code (1 when the judge failed to load)."""
+    return run_server(
+        lambda on_load_error: create_app(
+            reward,
+            max_body_bytes=max_body_bytes,
+            token=token,
+            docs=docs,
+            load=lambda: warm_up(reward.judge),
+            on_load_error=on_load_error,
+        ),
+        sock,
+        token=token,
+        serving=f"judge {redact(reward.judge.name)}",
+        loading="loading the judge (GET /health answers 503 until it is ready)",
+    )
+
+
+def run_server(
+    app_for: Callable[[Callable[[str], None]], Any],
+    sock: socket.socket,
+    *,
+    token: str | None,
+    serving: str,
+    loading: str,
+) -> int:
+    """Run the app ``app_for(on_load_error)`` builds on ``sock`` until SIGTERM/SIGINT, after one
+    line saying where it listens, what it serves and the token rule; the exit code (1 when
+    loading failed: that stops the server)."""
     _log_to_stderr()
     failed: list[str] = []
 
@@ -395,16 +464,8 @@ def serve(
         failed.append(error)
         server.should_exit = True
 
-    app = create_app(
-        reward,
-        max_body_bytes=max_body_bytes,
-        token=token,
-        docs=docs,
-        load=lambda: warm_up(reward.judge),
-        on_load_error=stop,
-    )
     config = uvicorn.Config(
-        app,
+        app_for(stop),
         log_level="warning",
         access_log=False,  # our own line per request says more (latency, scored/unscored)
         timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_S),
@@ -412,10 +473,7 @@ def serve(
     )
     server = RewardServer(config)
     guard = "bearer token required (except /health)" if token else "no token"
-    log.info(
-        f"papergym serve-reward listening on {url_of(sock)} · judge {redact(reward.judge.name)} · "
-        f"{guard} · loading the judge (GET /health answers 503 until it is ready)"
-    )
+    log.info(f"papergym serve-reward listening on {url_of(sock)} · {serving} · {guard} · {loading}")
     server.run(sockets=[sock])
     log.info("stopped")
     return 1 if failed else 0

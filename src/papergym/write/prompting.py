@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, create_model, field_validator, model_vali
 from papergym.sources.bib import Reference
 from papergym.write.marking import has_top_heading, numbers_in_plan, tidy_body
 from papergym.write.paper_text import render_outline, results_bearing
-from papergym.write.records import Outline, OutlineSection
+from papergym.write.records import Outline, OutlineSection, SectionKind
 
 
 def template(name: str) -> Template:
@@ -58,17 +58,7 @@ def topic_line(topic: str | None) -> str:
 
 class OutlineSectionOut(BaseModel):
     heading: str = Field(min_length=1, max_length=160)
-    kind: Literal[
-        "introduction",
-        "related_work",
-        "background",
-        "method",
-        "experiments",
-        "results",
-        "discussion",
-        "conclusion",
-        "other",
-    ]
+    kind: SectionKind
     purpose: str = Field(min_length=1)
     references: list[str]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field
 
@@ -19,17 +19,7 @@ SectionKind = Literal[
     "conclusion",
     "other",
 ]
-SECTION_KINDS: tuple[SectionKind, ...] = (
-    "introduction",
-    "related_work",
-    "background",
-    "method",
-    "experiments",
-    "results",
-    "discussion",
-    "conclusion",
-    "other",
-)
+SECTION_KINDS: tuple[SectionKind, ...] = get_args(SectionKind)
 
 
 class OutlineSection(Record):

@@ -138,3 +138,15 @@ def test_a_limit_reads_the_first_rows_and_a_later_run_continues(tmp_path: Path) 
     assert seen == ["r6", "r7", "r8", "r9"]
     records = ShardStore(out, 4).records()
     assert [r.documents for _, r in sorted(records.items())] == [4, 4, 2]
+
+
+def test_a_damaged_corpus_record_is_refused_not_taken_for_no_record(tmp_path: Path) -> None:
+    # without the record a corpus changed under the build would go unseen
+    a = write(tmp_path / "a.jsonl", 0, 3)
+    out = tmp_path / "out"
+    out.mkdir()
+    record_corpus(out, Corpus.open([a]))
+    [recorded] = [p for p in out.iterdir() if p.suffix == ".json"]
+    recorded.write_text("{not json", encoding="utf-8")
+    with pytest.raises(BadInputError, match="unreadable"):
+        check_corpus(out, Corpus.open([a]))

@@ -105,8 +105,8 @@ def check_corpus(out: Path, corpus: Corpus) -> None:
         return
     try:
         before = [(str(n), int(b)) for n, b in json.loads(path.read_text(encoding="utf-8"))]
-    except (OSError, ValueError, TypeError):
-        return
+    except (OSError, ValueError, TypeError):  # damaged: without it a changed corpus goes unseen
+        raise BadInputError(path, "unreadable; remove the build folder or use another -o") from None
     now = corpus_sizes(corpus)
     for index, (name, size) in enumerate(before):
         last = index == len(before) - 1
