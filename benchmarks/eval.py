@@ -70,6 +70,7 @@ from papergym.eval.evaluate import (
 from papergym.eval.log import RecordLog
 from papergym.eval.orderings import design, orderings_of
 from papergym.eval.records import EvalAnswer, EvalScore
+from papergym.eval.settings import EvalSection
 from papergym.eval.systems import resolve_system
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
@@ -79,7 +80,8 @@ from papergym.llm.usage import UsageTracker
 from papergym.records import Instance
 from papergym.reward.judge import GENERAL_STAGE, SPECIFIC_STAGE, judge_messages, judgement_schema
 from papergym.reward.reward import RubricReward
-from papergym.settings.models import EvalSection, PaperGymConfig, RewardSection
+from papergym.reward.settings import RewardSection
+from papergym.settings.models import PaperGymConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the shared rubrics
 from fake_server import ServerProcess, bare_chat, fake_server, raise_open_files_limit

@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from papergym.cli import app
 from papergym.fakellm import FakeOpenAIServer
 from papergym.ingestion import read_paper
-from papergym.settings.models import WriteSection
 from papergym.sources.discover import discover
 from papergym.write.prepare import prepare_paper
+from papergym.write.settings import WriteSection
 from support.writer import BIB, ScriptedWriter
 
 DEFAULT_PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"

@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
+from papergym.environment import terminal_columns_set
 from papergym.errors import BadInputError
 from papergym.llm.config import (
     DEFAULT_DEADLINE_S,
@@ -28,7 +29,6 @@ from papergym.llm.config import (
     DEFAULT_MAX_TOKENS_CEILING,
     DEFAULT_TIMEOUT_S,
 )
-from papergym.settings.env import terminal_columns_set
 
 # Summaries piped to a file or a CI log get a roomier width than an 80-column default.
 # markup off: titles, criteria and reasons are user text and may hold "[cite]"-like brackets

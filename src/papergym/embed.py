@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from papergym.settings import env
+from papergym import environment as env
 
 HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Mapping
+from typing import Any
 
 MASK = "***"
 # A key shorter than this is not worth masking: it would mask ordinary words ("test", "EMPTY").
@@ -42,3 +44,15 @@ def redact(text: str) -> str:
     for secret in secrets:
         text = text.replace(secret, MASK)
     return text
+
+
+def redact_data(value: Any) -> Any:
+    """``value`` with secrets masked in every string it holds, mapping keys included (a
+    configuration, a card's data)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {redact_data(k): redact_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_data(v) for v in value]
+    return value

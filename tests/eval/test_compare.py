@@ -14,8 +14,8 @@ from papergym.eval.compare_prompt import answer_schema, compare_messages, map_pi
 from papergym.eval.compare_records import CRITERIA, TIE, CompareSummary, CompareVerdict, Pick
 from papergym.eval.compare_summary import summarise
 from papergym.eval.orderings import design, labels, orderings_of, williams_design
+from papergym.eval.settings import CompareSection
 from papergym.eval.stats import bootstrap_ratio, fleiss_kappa
-from papergym.settings.models import CompareSection
 
 # -- orderings ----------------------------------------------------------------------------------
 

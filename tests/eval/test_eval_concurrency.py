@@ -14,7 +14,8 @@ from papergym.fakellm.server import FakeOpenAIServer
 from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.records import Instance
 from papergym.reward.reward import RubricReward
-from papergym.settings.models import PaperGymConfig, RewardSection
+from papergym.reward.settings import RewardSection
+from papergym.settings.models import PaperGymConfig
 from support.reward_load import mixed_instances
 
 

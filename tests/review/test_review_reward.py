@@ -33,7 +33,8 @@ from papergym.review.runtime import set_shared_review_reward
 from papergym.review.server import create_review_app
 from papergym.reward import runtime
 from papergym.reward.server import RewardServer
-from papergym.settings.models import PaperGymConfig, RewardSection
+from papergym.reward.settings import RewardSection
+from papergym.settings.models import PaperGymConfig
 from support.reviewer import ScriptedReviewer
 
 GOOD = "# A Paper\n\n1 INTRODUCTION\n\nWe propose a method and test it on two benchmarks."

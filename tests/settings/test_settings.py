@@ -65,8 +65,8 @@ def test_override_typo_names_the_override_and_the_closest_key(tmp_path: Path) ->
         load_config(None, ["llm.default.modle=x"], env={})
 
 
-def test_environment_is_read_only_in_settings_env() -> None:
-    allowed = ROOT / "src" / "papergym" / "settings" / "env.py"
+def test_environment_is_read_only_in_one_module() -> None:
+    allowed = ROOT / "src" / "papergym" / "environment.py"
     offenders = [
         f"{path.relative_to(ROOT)}:{number}"
         for path in sorted((ROOT / "src" / "papergym").rglob("*.py"))

@@ -13,11 +13,11 @@ from typer.testing import CliRunner
 
 from papergym.cli import app
 from papergym.errors import BadInputError
-from papergym.settings.models import WriteSection
 from papergym.sources.discover import discover
 from papergym.write.data import chat, load_write_data
 from papergym.write.paper_text import parse_paper
 from papergym.write.prepare import prepare_papers
+from papergym.write.settings import WriteSection
 from support.papers import SHARED_PAPERS, write_paper
 
 runner = CliRunner()

@@ -73,6 +73,7 @@ from papergym.eval.compare_records import (
 from papergym.eval.compare_summary import summarise
 from papergym.eval.log import RecordLog
 from papergym.eval.orderings import orderings_of
+from papergym.eval.settings import CompareSection
 from papergym.jsonl import write_text_atomic
 from papergym.llm.cache import ResponseCache, default_cache_dir
 from papergym.llm.client import LLMClient
@@ -82,7 +83,7 @@ from papergym.llm.usage import UsageTracker
 from papergym.redact import redact
 from papergym.settings.cli import ConfigOption, flags, llm_flags, paths_and_overrides, resolve
 from papergym.settings.load import config_yaml
-from papergym.settings.models import CompareSection, PaperGymConfig
+from papergym.settings.models import PaperGymConfig
 
 
 def _clients(judges: Sequence[Judge], llm: LLMConfig) -> dict[str, LLMClient]:

@@ -12,6 +12,7 @@ from typing import Any
 from papergym.errors import BadInputError
 from papergym.eval.compare_prompt import answer_schema, compare_messages, map_picks, shown_answer
 from papergym.eval.compare_records import CompareVerdict
+from papergym.eval.settings import CompareSection
 from papergym.eval.systems import ENDPOINT_PREFIX
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
@@ -19,7 +20,6 @@ from papergym.llm.types import ROLES, BudgetExceededError, LLMError, LLMTranspor
 from papergym.llm.verdicts import failure_reason
 from papergym.records import Instance
 from papergym.redact import redact, redact_url
-from papergym.settings.models import CompareSection
 
 STAGE = "compare"
 """The stage the judges' calls are accounted under in the usage table."""

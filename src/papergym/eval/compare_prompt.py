@@ -14,10 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from papergym.eval.compare_records import CRITERIA, TIE, CompareCriterion, Pick
 from papergym.eval.orderings import labels
+from papergym.eval.settings import CompareSection
 from papergym.llm.structured import strip_reasoning
 from papergym.llm.types import Message
 from papergym.records import content_hash
-from papergym.settings.models import CompareSection
 
 
 class _Comparison(BaseModel):

@@ -22,8 +22,8 @@ from papergym.eval.compare_records import (
     SystemRates,
 )
 from papergym.eval.orderings import Design, labels
+from papergym.eval.settings import CompareSection
 from papergym.eval.stats import bootstrap_ratio, fleiss_kappa
-from papergym.settings.models import CompareSection
 
 
 def _by_question(

@@ -18,7 +18,7 @@ from typing import Any
 from papergym import __version__
 from papergym.export.common import counts
 from papergym.records import BuildFailure, Drop, Instance
-from papergym.redact import redact
+from papergym.redact import redact_data
 
 DIMENSIONS: tuple[str, ...] = ("method", "experiment")
 """The dimensions a paper's criteria take; others (``general``, a document's) are counted only
@@ -622,17 +622,6 @@ def card_data(
     }
 
 
-def _redacted(value: Any) -> Any:
-    """``value`` with secrets masked in every string it holds (keys and values)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, Mapping):
-        return {_redacted(k): _redacted(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redacted(v) for v in value]
-    return value
-
-
 def write_card(
     out_dir: Path,
     instances: Sequence[Instance],
@@ -654,7 +643,7 @@ def write_card(
     papers a build run left unfinished because the endpoint failed. Cards are published with
     datasets, so URL userinfo and registered keys are masked in everything they hold.
     """
-    data = _redacted(
+    data = redact_data(
         card_data(
             instances,
             drops,

@@ -60,7 +60,7 @@ def cache_key(
 
 def default_cache_dir() -> Path:
     """``$PAPERGYM_CACHE_DIR`` when set, else ``~/.cache/papergym``."""
-    from papergym.settings.env import get
+    from papergym.environment import get
 
     configured = get("PAPERGYM_CACHE_DIR")
     if configured:

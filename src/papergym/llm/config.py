@@ -30,9 +30,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from papergym.environment import environ
 from papergym.errors import BadInputError
 from papergym.llm.types import ROLES, Role, SamplingParams
-from papergym.settings.env import environ
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_RETRIES = 3

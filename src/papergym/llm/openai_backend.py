@@ -32,6 +32,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import openai
 from pydantic import BaseModel
 
+from papergym.environment import environ
 from papergym.errors import BadInputError
 from papergym.llm.config import BackendConfig
 from papergym.llm.limits import RateLimiter, backoff_delay
@@ -48,7 +49,6 @@ from papergym.llm.types import (
     Usage,
 )
 from papergym.redact import redact, redact_url, register_secret
-from papergym.settings.env import environ
 
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 

@@ -57,7 +57,7 @@ from papergym.review.records import (
 )
 
 if TYPE_CHECKING:
-    from papergym.settings.models import ReviewSection
+    from papergym.review.settings import ReviewSection
 
 REVIEW_STAGE = "review"
 META_STAGE = "review:meta"

@@ -317,10 +317,10 @@ def serve_reward(
     import os
     import sys
 
+    from papergym import environment as env
     from papergym.netutil import bind
     from papergym.redact import register_secret
     from papergym.reward.server import serve
-    from papergym.settings import env
 
     settings = resolve(
         config,

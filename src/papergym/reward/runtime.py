@@ -6,7 +6,7 @@ sync code (``run``) and from async code (``arun``) alike, and the reward is conf
 process, from its :class:`~papergym.settings.PaperGymConfig` (the ``reward`` and ``llm``
 sections). A ``papergym`` command sets it (:func:`set_shared_config`); a process another framework
 started (verl's workers, OpenRLHF, a TRL script) reads the file ``$PAPERGYM_CONFIG`` names, over
-the documented ``PAPERGYM_REWARD_*``/``PAPERGYM_*`` fallbacks (:mod:`papergym.settings.env`).
+the documented ``PAPERGYM_REWARD_*``/``PAPERGYM_*`` fallbacks (:mod:`papergym.environment`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def process_config() -> PaperGymConfig:
     global _config
     with _config_lock:
         if _config is None:
-            from papergym.settings import env, load_config
+            from papergym import environment as env
+            from papergym.settings import load_config
 
             _config = load_config(env.config_file())
         return _config

@@ -1,28 +1,13 @@
-"""One configuration for every command: a typed model, a YAML file, ``key=value`` overrides.
+"""One configuration for every command: the sections composed into one typed model, read from a
+YAML file, ``key=value`` overrides and the ``PAPERGYM_*`` variables.
 
-The package imports nothing eagerly: the LLM layer reads the environment through
-:mod:`papergym.settings.env`, and the model imports the LLM layer's config, so ``env`` must be
-importable without ``models``.
+Only the entry points (the command line, the reward adapters that other frameworks import, the
+framework integrations) use this package; every other package is handed its own section.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from papergym.settings.load import load_config, save_config
-    from papergym.settings.models import PaperGymConfig
+from papergym.settings.load import load_config, save_config
+from papergym.settings.models import PaperGymConfig
 
 __all__ = ["PaperGymConfig", "load_config", "save_config"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in ("load_config", "save_config"):
-        from papergym.settings import load
-
-        return getattr(load, name)
-    if name == "PaperGymConfig":
-        from papergym.settings.models import PaperGymConfig
-
-        return PaperGymConfig
-    raise AttributeError(name)

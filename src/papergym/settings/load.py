@@ -2,7 +2,7 @@
 
 Precedence, strongest first: overrides and the flags that stand for keys (``--alpha`` is
 ``reward.alpha``), the config file (with ``extends: base.yaml`` merged underneath), the
-``PAPERGYM_*`` variables of :mod:`papergym.settings.env`, and the defaults. Errors are one line
+``PAPERGYM_*`` variables of :mod:`papergym.environment`, and the defaults. Errors are one line
 that blames what set the key: an override (``override 'opsd.stepz=3': opsd.stepz: unknown key
 (did you mean opsd.steps?)``), the file, or a variable.
 """
@@ -22,10 +22,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from papergym import environment
 from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
-from papergym.redact import redact
-from papergym.settings import env as environment
 from papergym.settings.models import PaperGymConfig
 
 CONFIG_FILE = "config.yaml"
@@ -251,15 +250,6 @@ def suggestion(loc: list[str]) -> str:
 
 
 # --- writing -------------------------------------------------------------------------------------
-
-
-def redacted(data: Any) -> Any:
-    """``data`` with URL credentials and registered secrets masked in every string."""
-    if isinstance(data, dict):
-        return {key: redacted(value) for key, value in data.items()}
-    if isinstance(data, list | tuple):
-        return [redacted(value) for value in data]
-    return redact(data) if isinstance(data, str) else data
 
 
 def config_yaml(config: PaperGymConfig) -> str:

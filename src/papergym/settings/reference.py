@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from papergym.environment import KEYS, LLM_CONFIG
 from papergym.llm.types import ROLES
-from papergym.settings.env import KEYS, LLM_CONFIG
 from papergym.settings.load import model_of
 from papergym.settings.models import PaperGymConfig
 
@@ -94,7 +94,7 @@ def reference_markdown() -> str:
         "",
         "## Environment fallbacks",
         "",
-        "Read in one place (`papergym/settings/env.py`), never written; a key set by the file or an "
+        "Read in one place (`papergym/environment.py`), never written; a key set by the file or an "
         "override wins over its variable.",
         "",
         "| variable | key |",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from papergym.reward.settings import RewardSection
 from papergym.settings.load import (
     Override,
     apply_overrides,
@@ -23,8 +24,8 @@ from papergym.settings.load import (
     read_config_file,
 )
 from papergym.settings.load import load_config as _load
-from papergym.settings.models import PaperGymConfig, RewardSection
-from papergym.settings.training import (
+from papergym.settings.models import PaperGymConfig
+from papergym.train.settings import (
     STAGES,
     DataSettings,
     GRPOSettings,

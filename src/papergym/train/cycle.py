@@ -48,7 +48,6 @@ from papergym.errors import BadInputError, PaperGymError
 from papergym.jsonl import read_jsonl, write_jsonl, write_text_atomic
 from papergym.review.reward import endpoint_failed
 from papergym.settings.models import PaperGymConfig
-from papergym.settings.training import CycleSettings
 from papergym.train.cycle_records import (
     CycleInput,
     Pair,
@@ -59,6 +58,7 @@ from papergym.train.cycle_records import (
     select_pair,
 )
 from papergym.train.cycle_reviewers import PaperScorer
+from papergym.train.settings import CycleSettings
 
 PREPARE_KIND = "write-prepare"
 RoundHook = Callable[[int, str], None]

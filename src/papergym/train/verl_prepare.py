@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import yaml
 
+from papergym.environment import environ
 from papergym.errors import BadInputError
-from papergym.settings.env import environ
 
 if TYPE_CHECKING:  # pyarrow-heavy imports stay out of the launch path (hydra-args)
     from papergym.records import Instance

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from papergym.errors import BadInputError
 from papergym.records import Section, content_hash
-from papergym.settings.models import WriteSection
 from papergym.sources.archive import extract_archive
 from papergym.sources.bib import Reference, references_of
 from papergym.sources.discover import PaperSource
@@ -25,6 +24,7 @@ from papergym.write.marking import cited, keep_known_cites
 from papergym.write.paper_text import kind_of_heading, render_paper
 from papergym.write.prompting import bibliography_block, fill, topic_line
 from papergym.write.records import Outline, OutlineSection
+from papergym.write.settings import WriteSection
 
 _WORD = re.compile(r"\w+")
 _CAPTIONS = ("Figure:", "Table:", "Algorithm:", "Listing:")

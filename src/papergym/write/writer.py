@@ -32,7 +32,6 @@ from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.llm.client import LLMClient
 from papergym.llm.types import LLMOutputError, Message, SamplingParams
-from papergym.settings.models import WriteSection
 from papergym.sources.bib import BibParse, Reference
 from papergym.write.marking import SIMULATED_MACRO, cited, keep_known_cites, mark_simulated
 from papergym.write.paper_text import render_outline, render_paper, results_bearing
@@ -52,6 +51,7 @@ from papergym.write.records import (
     WrittenPaper,
     WrittenSection,
 )
+from papergym.write.settings import WriteSection
 
 PAPER_NOTICE = (
     "\\noindent\\fbox{\\parbox{0.97\\linewidth}{\\small This paper was written by a language "

@@ -10,12 +10,14 @@ from ares_support import run_documents
 from ares_texts import SWITCH, document
 from pydantic import ValidationError
 
+from papergym.audit.settings import AuditSection
 from papergym.embed import embed
 from papergym.recipes.ares.cogenerate import cogeneration_schema
 from papergym.recipes.ares.domains import EmbeddingDomains, chunks, nearest_domain
 from papergym.recipes.ares.pipeline import ares_steps, needs_llm, reason_kind
 from papergym.recipes.ares.prompting import excerpt
 from papergym.recipes.ares.record import CoGenerated, DraftCriterion
+from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.ares.verify_qa import QAVerdictOut, qa_failure, screen_criteria
 from papergym.recipes.ares.verify_rubric import (
     malformed,
@@ -24,7 +26,7 @@ from papergym.recipes.ares.verify_rubric import (
     weight_problem,
 )
 from papergym.recipes.steps import Reject
-from papergym.settings.models import AresSection, AuditSection, PaperGymConfig
+from papergym.settings.models import PaperGymConfig
 
 SECTION = AresSection()
 

@@ -11,7 +11,8 @@ from ares_texts import GOOD, document
 
 from papergym.recipes.ares.pipeline import reason_kind, to_instance
 from papergym.recipes.ares.scripted import AresScript
-from papergym.settings.models import AresSection, PaperGymConfig
+from papergym.recipes.ares.settings import AresSection
+from papergym.settings.models import PaperGymConfig
 
 
 def test_a_good_document_becomes_a_weighted_instance_in_five_calls(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from papergym.recipes.ares.prefilter import (
     prefilter_reason,
     rule_of,
 )
-from papergym.settings.models import AresSection
+from papergym.recipes.ares.settings import AresSection
 
 LIMITS = AresSection(min_words=50, max_words=1000)
 LINES = GOOD.splitlines()[2:]

@@ -18,9 +18,10 @@ from papergym.recipes.ares.corpus import Columns, Corpus
 from papergym.recipes.ares.output import AresSettings
 from papergym.recipes.ares.record import AresDraft
 from papergym.recipes.ares.runner import AresResult, AresRunner, ProgressHook
+from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.ares.shards import Mode, ShardStore
 from papergym.records import Instance
-from papergym.settings.models import AresSection, PaperGymConfig
+from papergym.settings.models import PaperGymConfig
 
 LLM_ROLES: tuple[Role, ...] = ("extractor", "writer", "judge")
 # Keys of the ares section that say how the run is spread, not what it produces: a resumed

@@ -18,8 +18,8 @@ from papergym.llm.client import LLMClient
 from papergym.llm.types import Message, Role
 from papergym.recipes.ares.prompting import excerpt, parsed_or_reject, prompt
 from papergym.recipes.ares.record import AresDraft, CoGenerated, DraftCriterion
+from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.steps import Reject
-from papergym.settings.models import AresSection
 
 ROLE: Role = "writer"
 

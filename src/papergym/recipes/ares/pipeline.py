@@ -31,11 +31,12 @@ from papergym.recipes.ares.cogenerate import CoGenerator
 from papergym.recipes.ares.domains import EmbeddingDomains, LLMDomains
 from papergym.recipes.ares.prefilter import prefilter_reason
 from papergym.recipes.ares.record import AresDraft
+from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.ares.verify_qa import QAVerifier
 from papergym.recipes.ares.verify_rubric import RubricVerifier
 from papergym.recipes.steps import Reject, Step, in_thread
 from papergym.records import Criterion, Instance, Rubric, content_hash
-from papergym.settings.models import AresSection, PaperGymConfig
+from papergym.settings.models import PaperGymConfig
 
 DOMAIN_FIELDS = ("domain", "persona", "domain_choice")
 LLM_STEPS = ("classify", "cogenerate", "verify_qa", "verify_rubric")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from papergym.settings.models import AresSection
+from papergym.recipes.ares.settings import AresSection
 
 Rule = Callable[[str, AresSection], str | None]
 

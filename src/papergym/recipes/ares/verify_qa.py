@@ -22,14 +22,15 @@ from pydantic import BaseModel, Field
 
 from papergym.audit.formats import AuditCriterion, AuditItem
 from papergym.audit.overlap import Embedder, screen_items
+from papergym.audit.settings import AuditSection
 from papergym.llm.client import LLMClient
 from papergym.llm.types import Role
 from papergym.recipes.ares.prompting import excerpt, parsed_or_reject, prompt
 from papergym.recipes.ares.record import AresDraft, CoGenerated, DraftCriterion, QACheck
+from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.pipeline import MAX_REASON_CHARS
 from papergym.recipes.steps import Reject
 from papergym.redact import redact
-from papergym.settings.models import AresSection, AuditSection
 
 ROLE: Role = "judge"
 

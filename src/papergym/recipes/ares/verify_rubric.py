@@ -34,8 +34,8 @@ from papergym.llm.client import LLMClient
 from papergym.llm.types import Role
 from papergym.recipes.ares.prompting import parsed_or_reject, prompt
 from papergym.recipes.ares.record import AresDraft, DraftCriterion, RubricCheck
+from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.steps import Reject
-from papergym.settings.models import AresSection
 
 ROLE: Role = "judge"
 MIN_CRITERION_WORDS = 3

@@ -2,7 +2,7 @@
 
 A command's configuration comes from, strongest first: its ``key=value`` overrides and flags,
 its config file (``-c``), these variables, then the defaults of
-:class:`papergym.settings.models.PaperGymConfig`. Variables that only fill config keys:
+:class:`papergym.settings.PaperGymConfig`. Variables that only fill config keys:
 
 ==================================== ===================================================
 ``PAPERGYM_CONFIG``                  the config file of processes started by another framework

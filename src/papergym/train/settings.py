@@ -1,4 +1,4 @@
-"""The training sections of the configuration: model, LoRA, data and one block per stage.
+"""The training sections of the configuration (top-level keys of a training file): model, LoRA, data and one block per stage.
 
 Defaults are the paper's settings (SPEC §4). A field's docstring is its description (pydantic's
 ``use_attribute_docstrings``): ``papergym config reference`` prints it.
@@ -9,19 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from papergym.configbase import ConfigSection
 
 StageName = Literal["opsd", "grpo", "sft"]
 STAGES: tuple[StageName, ...] = ("opsd", "grpo", "sft")
+DEFAULT_STAGES: tuple[StageName, ...] = ("opsd", "grpo")
+"""The stages ``papergym train pipeline`` runs when ``stages`` is not set: OPSD, then GRPO."""
 
 
-class Section(BaseModel):
-    """A frozen block of the configuration whose unknown keys are errors."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-
-class TinyModelSettings(Section):
+class TinyModelSettings(ConfigSection):
     """The in-process tiny model used when ``model.name_or_path`` is ``tiny`` (CPU demos, tests)."""
 
     hidden_size: int = Field(64, gt=0)
@@ -38,7 +36,7 @@ class TinyModelSettings(Section):
     """Tokens the tiny model is pretrained to answer with (null: none)."""
 
 
-class ModelSettings(Section):
+class ModelSettings(ConfigSection):
     """The policy model."""
 
     name_or_path: str = "Qwen/Qwen3-8B"
@@ -49,7 +47,7 @@ class ModelSettings(Section):
     """Shape of the in-process tiny model."""
 
 
-class LoraSettings(Section):
+class LoraSettings(ConfigSection):
     """LoRA adapters (PEFT)."""
 
     enabled: bool = True
@@ -64,7 +62,7 @@ class LoraSettings(Section):
     """Modules that get adapters: a PEFT name such as all-linear, or a list of module names."""
 
 
-class DataSettings(Section):
+class DataSettings(ConfigSection):
     """The training data."""
 
     build_dir: Path | None = None
@@ -77,7 +75,7 @@ class DataSettings(Section):
     """A system message before each question (null: none)."""
 
 
-class OPSDSettings(Section):
+class OPSDSettings(ConfigSection):
     """Rubric-conditioned on-policy self-distillation (SPEC §4, stage 1)."""
 
     steps: int = Field(200, gt=0)
@@ -134,7 +132,7 @@ class OPSDSettings(Section):
         return self
 
 
-class GRPOSettings(Section):
+class GRPOSettings(ConfigSection):
     """GRPO with the rubric reward through TRL's GRPOTrainer (SPEC §4, stage 2)."""
 
     steps: int = Field(200, gt=0)
@@ -168,7 +166,7 @@ class GRPOSettings(Section):
     """Checkpoints kept (older ones deleted)."""
 
 
-class SFTSettings(Section):
+class SFTSettings(ConfigSection):
     """The SFT baseline: supervised fine-tuning on the reference answers."""
 
     steps: int = Field(200, gt=0)
@@ -188,7 +186,7 @@ class SFTSettings(Section):
 ReviewerKind = Literal["llm", "offline", "structure"]
 
 
-class CycleSettings(Section):
+class CycleSettings(ConfigSection):
     """CycleResearcher's iterative preference training (``papergym train cycle``, SPEC §5):
     per round, sample papers, score them with the reviewer, train SimPO + NLL on best vs worst.
 

@@ -1,0 +1,66 @@
+"""The ``eval`` section (``papergym eval``, and the evaluations inside ``papergym train``) and
+the ``compare`` section (``papergym compare``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from papergym.configbase import ConfigSection
+
+
+class EvalSection(ConfigSection):
+    """``papergym eval``: answers from each system, scored by the rubric reward."""
+
+    split: Literal["auto", "test", "train", "all"] = "auto"
+    """Questions evaluated: test (held out by data.test_fraction, as training did), train, all;
+    auto: test when data.test_fraction is set, else all (--split)."""
+    samples: int = Field(1, ge=1)
+    """Answers generated per question and system (-n)."""
+    temperature: float = Field(0.7, ge=0.0)
+    """Sampling temperature of the answers (0: greedy)."""
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
+    """Nucleus sampling of the answers (null: off)."""
+    max_tokens: int = Field(2048, ge=1)
+    """Longest answer, in tokens (the paper's completion budget)."""
+    max_concurrency: int = Field(64, ge=1)
+    """Requests in flight per endpoint system."""
+    limit: int | None = Field(None, ge=1)
+    """Evaluate at most this many questions (null: all)."""
+    resamples: int = Field(2000, ge=10)
+    """Bootstrap resamples of each interval."""
+    level: float = Field(0.95, gt=0.0, lt=1.0)
+    """Confidence level of the intervals."""
+    seed: int = 0
+    """Seed of the bootstrap resampling and of sampled answers, where a backend takes one."""
+    steps: int | None = Field(None, ge=0)
+    """papergym train: every this many optimiser steps, answer the held-out questions
+    (data.test_fraction) greedily with the policy in memory, score them with the rubric
+    reward and append eval/* to the stage's metrics.jsonl (0 or null: off)."""
+    step_questions: int | None = Field(None, ge=1)
+    """papergym train: held-out questions answered at each eval.steps (null: eval.limit, else
+    all)."""
+    final: bool = True
+    """papergym train: end with an eval of the base model and each stage's final model on the
+    held-out split, in RUN/eval/ (skipped when there is no held-out split)."""
+
+
+class CompareSection(ConfigSection):
+    """``papergym compare``: multi-way comparisons of eval folders' answers by LLM judges."""
+
+    judges: list[str] = Field(default_factory=lambda: ["judge"], min_length=1)
+    """Judges, each a role of ``llm`` (judge, reviewer, ...) or openai:MODEL@URL; several give
+    their agreement, Fleiss' κ (--judge, --judges)."""
+    reference: bool = False
+    """Show the judge the reference answer, as one possible approach rather than the bar
+    (off: the judge compares plans on their merits, not on their likeness to one paper)."""
+    max_answer_chars: int = Field(16000, ge=0)
+    """Answers longer than this are cut before they are shown, and the verdict says so (0: no
+    limit)."""
+    sample: int = Field(0, ge=0)
+    """Which of each system's samples to compare when eval drew several per question."""
+    resamples: int = Field(2000, ge=10)
+    """Bootstrap resamples (over questions) of each interval."""
+    seed: int = 0
+    """Seed of the bootstrap resampling."""

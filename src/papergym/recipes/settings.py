@@ -1,0 +1,31 @@
+"""The ``build`` section: how ``papergym build`` turns papers into instances."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from papergym.configbase import ConfigSection
+
+
+class BuildSection(ConfigSection):
+    """``papergym build``: papers → instances."""
+
+    recipe: Literal["papergym", "innov", "design", "ares"] = "papergym"
+    """papergym: plan from goal+background, graded on method and experiments; innov: method
+    only; design: the method is given, plan its validation; ares: documents of a corpus, not
+    papers (see the ares section) (--recipe)."""
+    builder: Literal["auto", "llm", "extractive"] = "auto"
+    """llm: the full recipe through the configured LLM; extractive: the offline baseline; auto:
+    llm when an LLM is configured (--builder)."""
+    limit: int | None = Field(None, ge=1)
+    """Build at most this many papers (null: all) (--limit)."""
+    leakage_judge: bool = True
+    """With the LLM builder, ask the judge role which criteria the question alone reveals
+    (--leakage-judge/--no-leakage-judge)."""
+    paper_concurrency: int = Field(16, ge=1)
+    """Papers processed at once; LLM calls are bounded by each endpoint's max_concurrency
+    (--paper-concurrency)."""
+    max_unit_words: int = Field(1200, ge=100)
+    """Longest text unit one extraction call reads; longer sections are chunked."""
