@@ -89,7 +89,7 @@ def test_internal_error_exits_1_with_traceback_only_under_debug(
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("papergym.cli.ingest_sources", explode)
+    monkeypatch.setattr("papergym.cli.ingest.ingest_sources", explode)
     args = ["ingest", str(minimal_paper), "-o", str(tmp_path / "o")]
     quiet = runner.invoke(app, args)
     assert quiet.exit_code == 1
@@ -163,7 +163,7 @@ def test_exit_unfinished_lists_five_failures_and_what_is_kept(
 ) -> None:
     import typer
 
-    from papergym.cliutil import exit_unfinished
+    from papergym.cli.common import exit_unfinished
 
     failures = [f"q{n}: endpoint down [503]" for n in range(7)]
     with pytest.raises(typer.Exit) as raised:

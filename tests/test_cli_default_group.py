@@ -1,4 +1,4 @@
-"""``papergym.cliutil.DefaultCommandGroup``: a group whose ``run`` subcommand runs when the first
+"""``papergym.cli.groups.DefaultCommandGroup``: a group whose ``run`` subcommand runs when the first
 argument names no subcommand (``papergym review PAPER -o OUT``), while ``review eval ...`` and
 ``review --help`` reach the group."""
 
@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from papergym.cli import app
-from papergym.cliutil import DefaultCommandGroup
+from papergym.cli.groups import DefaultCommandGroup
 
 runner = CliRunner()
 

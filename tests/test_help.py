@@ -11,10 +11,16 @@ import typer
 from papergym.cli import app
 
 
-# click's classes, which typer may vendor: groups are told apart by their `commands`
+# click's classes, which typer may vendor: groups are told apart by their `commands`; the root
+# lists its verbs and imports each only when asked (list_commands/get_command)
+def _subcommand(group: Any, name: str) -> Any:
+    return group.get_command(None, name)
+
+
 def _commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found: list[tuple[str, ...]] = [prefix]
-    for name, command in group.commands.items():
+    for name in group.list_commands(None):
+        command = _subcommand(group, name)
         if hasattr(command, "commands"):
             found += _commands(command, (*prefix, name))
         else:
@@ -29,7 +35,7 @@ COMMANDS = _commands(ROOT)
 def _options(path: tuple[str, ...]) -> list[str]:
     command: Any = ROOT
     for name in path:
-        command = command.commands[name]
+        command = _subcommand(command, name)
     return [
         opt
         for param in command.params
@@ -42,7 +48,7 @@ def _verbatim_lines(path: tuple[str, ...]) -> set[str]:
     """The lines of the help and epilog paragraphs that click prints unwrapped (``\b`` first)."""
     command: Any = ROOT
     for name in path:
-        command = command.commands[name]
+        command = _subcommand(command, name)
     text = f"{command.help or ''}\n\n{command.epilog or ''}"
     return {
         line.strip()

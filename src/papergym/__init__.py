@@ -1,11 +1,35 @@
-"""PaperGym: research papers → rubric-graded RL environments for research planning."""
+"""PaperGym: research papers → rubric-graded RL environments for research planning.
 
-from papergym.errors import BadInputError, PaperGymError
-from papergym.ingestion import IngestReport, ingest, ingest_sources
-from papergym.jsonl import read_jsonl, write_jsonl
-from papergym.records import Paper, PaperMeta, Section
+The public names below are imported on first use (PEP 562), so that ``import papergym`` — and
+with it every ``papergym`` command's start-up — does not pay for ingestion and pydantic models
+it may never touch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from papergym.errors import BadInputError, PaperGymError
+    from papergym.ingestion import IngestReport, ingest, ingest_sources
+    from papergym.jsonl import read_jsonl, write_jsonl
+    from papergym.records import Paper, PaperMeta, Section
 
 __version__ = "0.1.0"
+
+_HOMES = {
+    "BadInputError": "papergym.errors",
+    "PaperGymError": "papergym.errors",
+    "IngestReport": "papergym.ingestion",
+    "ingest": "papergym.ingestion",
+    "ingest_sources": "papergym.ingestion",
+    "read_jsonl": "papergym.jsonl",
+    "write_jsonl": "papergym.jsonl",
+    "Paper": "papergym.records",
+    "PaperMeta": "papergym.records",
+    "Section": "papergym.records",
+}
 
 __all__ = [
     "BadInputError",
@@ -20,3 +44,10 @@ __all__ = [
     "read_jsonl",
     "write_jsonl",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'papergym' has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

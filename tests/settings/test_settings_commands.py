@@ -294,7 +294,7 @@ def test_llm_check_flags_keys_and_file_give_the_same_llm(
         seen.append(config)
         raise Stop
 
-    monkeypatch.setattr("papergym.cli.check_backends", stop)
+    monkeypatch.setattr("papergym.cli.llm_check.check_backends", stop)
     url = "http://127.0.0.1:9/v1"
     path = tmp_path / "c.yaml"
     path.write_text(f"llm: {{default: {{base_url: '{url}', model: m}}}}\n")

@@ -26,16 +26,22 @@ from papergym.audit.overlap import (
     screen_items,
 )
 from papergym.audit.report import AuditReport, build_report, rates_table, top_table
-from papergym.cliutil import (
+from papergym.cli.common import (
+    OVERRIDES_HELP,
     ApiKeyEnvOption,
     BaseUrlOption,
     CacheDirOption,
+    ConfigOption,
     DebugOption,
     JsonOption,
     LLMConfigOption,
     ModelOption,
     NoCacheOption,
+    flags,
+    llm_flags,
+    paths_and_overrides,
     reports_errors,
+    resolve,
     stderr,
     stdout,
 )
@@ -46,14 +52,6 @@ from papergym.llm.config import LLMConfig
 from papergym.llm.report import usage_table
 from papergym.llm.usage import UsageTracker
 from papergym.records import Instance
-from papergym.settings.cli import (
-    OVERRIDES_HELP,
-    ConfigOption,
-    flags,
-    llm_flags,
-    paths_and_overrides,
-    resolve,
-)
 from papergym.settings.load import config_yaml
 from papergym.settings.models import PaperGymConfig
 

@@ -12,11 +12,14 @@ import typer
 from rich.table import Table
 
 from papergym import __version__
-from papergym.cliutil import (
+from papergym.cli.common import (
+    ConfigOption,
     DebugOption,
     JsonOption,
     exit_unfinished,
+    flags,
     reports_errors,
+    resolve,
     stdout,
 )
 from papergym.errors import BadInputError
@@ -51,7 +54,6 @@ from papergym.llm.usage import UsageTracker
 from papergym.redact import redact
 from papergym.reward.command import JudgeOption
 from papergym.reward.reward import RubricReward
-from papergym.settings.cli import ConfigOption, flags, resolve
 from papergym.settings.load import config_yaml, is_override
 from papergym.settings.models import PaperGymConfig
 

@@ -33,16 +33,21 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from papergym.cliutil import (
+from papergym.cli.common import (
     ApiKeyEnvOption,
     BaseUrlOption,
     CacheDirOption,
+    ConfigOption,
     DebugOption,
     JsonOption,
     LLMConfigOption,
     ModelOption,
     NoCacheOption,
+    flags,
+    llm_flags,
+    paths_and_overrides,
     reports_errors,
+    resolve,
     stderr,
     stdout,
 )
@@ -81,7 +86,6 @@ from papergym.llm.config import LLMConfig
 from papergym.llm.types import LLMError
 from papergym.llm.usage import UsageTracker
 from papergym.redact import redact
-from papergym.settings.cli import ConfigOption, flags, llm_flags, paths_and_overrides, resolve
 from papergym.settings.load import config_yaml
 from papergym.settings.models import PaperGymConfig
 

@@ -25,7 +25,7 @@ import typer
 from pydantic import BaseModel, ValidationError
 
 from papergym import __version__
-from papergym.cliutil import DebugOption, JsonOption, reports_errors, stdout
+from papergym.cli.common import DebugOption, JsonOption, reports_errors, stdout
 from papergym.errors import BadInputError
 from papergym.eval import compare_records as cr
 from papergym.eval import records as er

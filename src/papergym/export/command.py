@@ -33,12 +33,21 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
+from papergym.cli.common import (
+    ConfigOption,
+    DebugOption,
+    JsonOption,
+    OverridesArgument,
+    flags,
+    reports_errors,
+    resolve,
+    stderr,
+    stdout,
+)
 from papergym.errors import BadInputError
 from papergym.export.common import ExportResult, check_split
 from papergym.jsonl import iter_json_lines, read_jsonl
 from papergym.records import Drop, Instance
-from papergym.settings.cli import ConfigOption, OverridesArgument, flags, resolve
 from papergym.settings.load import save_config
 from papergym.settings.models import PaperGymConfig
 

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from papergym.cliutil import DebugOption, reports_errors
+from papergym.cli.common import DebugOption, reports_errors
 from papergym.errors import BadInputError
 from papergym.fakellm.completions import Behaviour
 

@@ -20,16 +20,22 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from papergym.cliutil import (
+from papergym.cli.common import (
+    OVERRIDES_HELP,
     ApiKeyEnvOption,
     BaseUrlOption,
     CacheDirOption,
+    ConfigOption,
     DebugOption,
     JsonOption,
     LLMConfigOption,
     ModelOption,
     NoCacheOption,
+    flags,
+    llm_flags,
+    paths_and_overrides,
     reports_errors,
+    resolve,
     stderr,
     stdout,
 )
@@ -52,14 +58,6 @@ from papergym.recipes.runner import (
 )
 from papergym.records import BuilderName
 from papergym.redact import redact
-from papergym.settings.cli import (
-    OVERRIDES_HELP,
-    ConfigOption,
-    flags,
-    llm_flags,
-    paths_and_overrides,
-    resolve,
-)
 from papergym.settings.models import PaperGymConfig
 
 EXTRACTIVE_NOTE = (

@@ -22,7 +22,13 @@ from papergym.jsonl import write_text_atomic
 from papergym.llm.config import LLMConfig
 from papergym.llm.types import Role
 from papergym.records import BuilderName, RecipeName
-from papergym.redact import redact
+from papergym.runfolder import (
+    RunRecord,
+    check_output_path,
+    differences,
+    is_empty,
+    refuse_differences,
+)
 from papergym.settings.load import CONFIG_FILE, save_config
 from papergym.settings.models import PaperGymConfig
 
@@ -90,28 +96,7 @@ def settings_for(
 # --- the output folder ---------------------------------------------------------------------------
 
 
-def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        if isinstance(value, dict):
-            flat.update(_flat(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
-
-
-def _shown(value: Any) -> str:
-    return "(none)" if value is None else redact(str(value))
-
-
-def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """``key: old → new`` for every identity key that differs (nested keys dotted, e.g. models.judge)."""
-    before, after = _flat(old), _flat(new)
-    return [
-        f"{key}: {_shown(before.get(key))} → {_shown(after.get(key))}"
-        for key in sorted(before.keys() | after.keys())
-        if before.get(key) != after.get(key)
-    ]
+BUILD_RECORD = RunRecord(SETTINGS_FILE, "build", hint="use another folder or the same options")
 
 
 def _is_whole_config(path: Path) -> bool:
@@ -157,26 +142,16 @@ def check_output(out: Path, settings: BuildSettings) -> bool:
     Refuses a path that is a file or lies under one, a non-empty folder that holds no build, and
     a build made with another configuration (naming the keys that differ, old → new).
     """
-    if out.exists() and not out.is_dir():
-        raise BadInputError(out, "output path exists and is not a folder")
-    existing = next((p for p in (out, *out.parents) if p.exists()), None)
-    if existing is not None and not existing.is_dir():
-        raise BadInputError(out, f"cannot create the output folder: {existing} is not a folder")
-    if not (out.is_dir() and any(out.iterdir())):
+    check_output_path(out)
+    if is_empty(out):
         return False
     config_path = recorded_settings(out)
     if config_path is None:
         raise BadInputError(
             out, f"output folder is not empty and holds no PaperGym build ({SETTINGS_FILE})"
         )
-    differences = _differences(_previous_identity(config_path), settings.identity())
-    if differences:
-        raise BadInputError(
-            out,
-            "output folder holds a build with a different configuration ("
-            + "; ".join(differences)
-            + "); use another folder or the same options",
-        )
+    changes = differences(_previous_identity(config_path), settings.identity(), unset="(none)")
+    refuse_differences(out, BUILD_RECORD, changes)
     return True
 
 

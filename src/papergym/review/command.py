@@ -20,22 +20,27 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from papergym.cliutil import (
-    HELP_SETTINGS,
+from papergym.cli.common import (
+    OVERRIDES_HELP,
     ApiKeyEnvOption,
     BaseUrlOption,
     CacheDirOption,
+    ConfigOption,
     DebugOption,
-    DefaultCommandGroup,
     JsonOption,
     LLMConfigOption,
     ModelOption,
     NoCacheOption,
     exit_unfinished,
+    flags,
+    llm_flags,
+    paths_and_overrides,
     reports_errors,
+    resolve,
     stderr,
     stdout,
 )
+from papergym.cli.groups import HELP_SETTINGS, DefaultCommandGroup
 from papergym.errors import BadInputError
 from papergym.eval.log import RecordLog
 from papergym.jsonl import append_jsonl, write_text_atomic
@@ -49,14 +54,6 @@ from papergym.review.report import reviews_markdown, summary
 from papergym.review.reviewer import MetaReviewUnreachable, Reviewer, unreachable
 from papergym.review.reward import reviewer_name
 from papergym.review.runtime import checked_threshold, make_reviewer, reviewer_kind
-from papergym.settings.cli import (
-    OVERRIDES_HELP,
-    ConfigOption,
-    flags,
-    llm_flags,
-    paths_and_overrides,
-    resolve,
-)
 from papergym.settings.load import config_yaml
 from papergym.settings.models import PaperGymConfig
 

@@ -10,7 +10,16 @@ import typer
 from rich.table import Table
 
 from papergym import __version__
-from papergym.cliutil import DebugOption, JsonOption, reports_errors, stdout
+from papergym.cli.common import (
+    ConfigOption,
+    DebugOption,
+    JsonOption,
+    OverridesArgument,
+    flags,
+    reports_errors,
+    resolve,
+    stdout,
+)
 from papergym.errors import BadInputError
 from papergym.eval.records import Estimate
 from papergym.jsonl import write_text_atomic
@@ -37,7 +46,6 @@ from papergym.review.leak import surface_leak
 from papergym.review.offline import load_baseline
 from papergym.review.records import VENUES, VenueScale
 from papergym.review.runtime import checked_threshold
-from papergym.settings.cli import ConfigOption, OverridesArgument, flags, resolve
 
 SUMMARY_FILE = "review-eval.json"
 

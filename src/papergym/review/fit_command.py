@@ -16,14 +16,22 @@ from rich.progress import Progress
 from rich.table import Table
 
 from papergym import __version__
-from papergym.cliutil import DebugOption, JsonOption, reports_errors, stderr, stdout
+from papergym.cli.common import (
+    ConfigOption,
+    DebugOption,
+    JsonOption,
+    OverridesArgument,
+    reports_errors,
+    resolve,
+    stderr,
+    stdout,
+)
 from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.review import baseline_fit as fitting
 from papergym.review.data import RatedPaper, read_papers, read_ratings
 from papergym.review.offline import Baseline, Provenance, baseline_json, features_text
 from papergym.review.records import VENUES
-from papergym.settings.cli import ConfigOption, OverridesArgument, resolve
 
 RatingsOption = Annotated[
     Path,

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from papergym import __version__
-from papergym.cliutil import DebugOption, JsonOption, print_summary, reports_errors
+from papergym.cli.common import DebugOption, JsonOption, print_summary, reports_errors
 from papergym.errors import BadInputError
 from papergym.jsonl import read_jsonl, write_text_atomic
 from papergym.records import Instance

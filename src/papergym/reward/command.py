@@ -12,11 +12,15 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from papergym.cliutil import (
+from papergym.cli.common import (
+    ConfigOption,
     DebugOption,
     JsonOption,
+    OverridesArgument,
+    flags,
     print_summary,
     reports_errors,
+    resolve,
     stderr,
     stdout,
 )
@@ -24,7 +28,6 @@ from papergym.errors import BadInputError
 from papergym.jsonl import iter_json_lines, read_jsonl, write_jsonl, write_text_atomic
 from papergym.records import Instance
 from papergym.reward.runtime import make_reward, set_shared_config
-from papergym.settings.cli import ConfigOption, OverridesArgument, flags, resolve
 from papergym.settings.load import config_yaml
 from papergym.settings.models import PaperGymConfig
 

@@ -10,16 +10,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from papergym.cliutil import (
-    HELP_SETTINGS,
+from papergym.cli.common import (
     DebugOption,
-    HelpGroup,
     JsonOption,
     exit_unfinished,
     reports_errors,
     stderr,
     stdout,
 )
+from papergym.cli.groups import HELP_SETTINGS, HelpGroup
 from papergym.errors import BadInputError
 from papergym.records import Instance
 from papergym.settings.load import is_override

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from papergym.cliutil import (
+from papergym.cli.common import (
     DebugOption,
     JsonOption,
     exit_unfinished,

@@ -15,36 +15,33 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from papergym import __version__
-from papergym.cliutil import (
-    HELP_SETTINGS,
+from papergym.cli.common import (
+    OVERRIDES_HELP,
     ApiKeyEnvOption,
     BaseUrlOption,
     CacheDirOption,
+    ConfigOption,
     DebugOption,
-    DefaultCommandGroup,
     JsonOption,
     LLMConfigOption,
     ModelOption,
     NoCacheOption,
     exit_unfinished,
+    flags,
+    llm_flags,
+    paths_and_overrides,
     reports_errors,
+    resolve,
     stderr,
     stdout,
 )
+from papergym.cli.groups import HELP_SETTINGS, DefaultCommandGroup
 from papergym.errors import BadInputError
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.llm.client import LLMClient
 from papergym.llm.report import usage_table
 from papergym.llm.types import LLMError
 from papergym.redact import redact
-from papergym.settings.cli import (
-    OVERRIDES_HELP,
-    ConfigOption,
-    flags,
-    llm_flags,
-    paths_and_overrides,
-    resolve,
-)
 from papergym.settings.models import PaperGymConfig
 from papergym.sources.bib import read_bib
 from papergym.sources.discover import PaperSource, discover

@@ -16,7 +16,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from papergym.cliutil import stderr, stdout
+from papergym.cli.common import stderr, stdout
 from papergym.errors import BadInputError
 from papergym.llm.client import LLMClient
 from papergym.llm.report import usage_table

@@ -21,7 +21,14 @@ from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.recipes.ares.corpus import Corpus
 from papergym.recipes.ares.shards import Mode
-from papergym.recipes.output import SETTINGS_FILE, _differences
+from papergym.recipes.output import SETTINGS_FILE
+from papergym.runfolder import (
+    RunRecord,
+    check_output_path,
+    differences,
+    is_empty,
+    refuse_differences,
+)
 from papergym.settings.load import save_config
 from papergym.settings.models import PaperGymConfig
 
@@ -47,11 +54,13 @@ class AresSettings(BaseModel):
         return self.model_dump(exclude={"papergym_version", "mode"})
 
 
+ARES_RECORD = RunRecord(SETTINGS_FILE, "ARES build", hint="use another folder or the same options")
+
+
 def check_ares_output(out: Path, settings: AresSettings) -> bool:
     """Whether ``out`` resumes an ARES build (True) or is new; writes nothing, refuses the rest."""
-    if out.exists() and not out.is_dir():
-        raise BadInputError(out, "output path exists and is not a folder")
-    if not (out.is_dir() and any(out.iterdir())):
+    check_output_path(out)
+    if is_empty(out):
         return False
     path = out / SETTINGS_FILE
     try:
@@ -61,14 +70,9 @@ def check_ares_output(out: Path, settings: AresSettings) -> bool:
         raise BadInputError(
             out, f"output folder is not empty and holds no ARES build ({SETTINGS_FILE})"
         ) from None
-    differences = _differences(old.identity(), settings.identity())
-    if differences:
-        raise BadInputError(
-            out,
-            "output folder holds an ARES build with a different configuration ("
-            + "; ".join(differences)
-            + "); use another folder or the same options",
-        )
+    refuse_differences(
+        out, ARES_RECORD, differences(old.identity(), settings.identity(), unset="(none)")
+    )
     if old.mode == "llm" and settings.mode == "offline":
         raise BadInputError(
             out, "output folder holds an LLM build; an offline run would add nothing to it"

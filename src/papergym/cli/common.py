@@ -1,4 +1,5 @@
-"""What every ``papergym`` command shares: consoles, option types, and error reporting.
+"""What every ``papergym`` command shares: consoles, option types, reading the configuration
+(``-c/--config``, ``key=value`` arguments, flags that stand for keys), and error reporting.
 
 Conventions: a readable summary by default and the same information as JSON with ``--json``;
 exit code 0 on success, 2 on bad input or usage, 1 on an internal failure; a one-line error
@@ -19,7 +20,6 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from typer.core import TyperGroup
 
 from papergym.environment import terminal_columns_set
 from papergym.errors import BadInputError
@@ -29,51 +29,13 @@ from papergym.llm.config import (
     DEFAULT_MAX_TOKENS_CEILING,
     DEFAULT_TIMEOUT_S,
 )
+from papergym.settings.load import Override, flag, load_config, split_arguments
+from papergym.settings.models import PaperGymConfig
 
 # Summaries piped to a file or a CI log get a roomier width than an 80-column default.
 # markup off: titles, criteria and reasons are user text and may hold "[cite]"-like brackets
 stdout = Console(markup=False, width=None if sys.stdout.isatty() or terminal_columns_set() else 120)
 stderr = Console(stderr=True)
-
-# --help is click's plain layout, wrapped at the terminal's width up to HELP_WIDTH columns: rich's
-# panels squeeze every option into a narrow column at 80 columns and cut long words with "…".
-# With no rich markup, help text is shown as written (no escaping of "[...]").
-HELP_WIDTH = 100
-HELP_SETTINGS: dict[str, Any] = {"max_content_width": HELP_WIDTH}
-
-
-class HelpGroup(TyperGroup):
-    """A command group whose list shows each command's first sentence whole (wrapped), where
-    click cuts it with "..." to fit one line."""
-
-    # Any: click's Context and HelpFormatter, which newer typer releases vendor as typer._click
-    def format_commands(self, ctx: Any, formatter: Any) -> None:
-        rows = [
-            (name, command.get_short_help_str(limit=10_000))
-            for name in self.list_commands(ctx)
-            if (command := self.get_command(ctx, name)) is not None and not command.hidden
-        ]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
-
-
-class DefaultCommandGroup(HelpGroup):
-    """A group that runs its ``run`` subcommand when the first argument names no subcommand, so
-    ``papergym review PAPER...`` and ``papergym review eval ...`` both work. A file literally named
-    like a subcommand is reached as ``papergym review run fit``."""
-
-    default_command = "run"
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        first = next((arg for arg in args if not arg.startswith("-")), None)
-        asks_help = any(arg in ("--help", "-h") for arg in args)
-        names_no_command = first is not None and first not in self.commands
-        only_options = first is None and bool(args) and not asks_help
-        if names_no_command or only_options:
-            args = [self.default_command, *args]
-        return super().parse_args(ctx, args)
-
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -188,3 +150,71 @@ def print_summary(title: str, summary: Mapping[str, object], json_output: bool) 
     for key, value in summary.items():
         table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
     stdout.print(table)
+
+
+# --- the configuration ---------------------------------------------------------------------------
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "-c",
+        "--config",
+        help="PaperGym config file (YAML; see docs/config.md or `papergym config reference`). "
+        "Flags and key=value arguments override it; it overrides $PAPERGYM_* variables.",
+        show_default=False,
+    ),
+]
+OVERRIDES_HELP = (
+    "key=value arguments set config keys (dotted, values read as YAML: reward.alpha=0.5 "
+    "reward.criteria_per_call=1); an argument is one when it looks like name.sub=value and no "
+    "file of that name exists."
+)
+OverridesArgument = Annotated[
+    list[str] | None,
+    typer.Argument(help="Config overrides: " + OVERRIDES_HELP, show_default=False),
+]
+
+
+def flags(**given: tuple[str, str, Any]) -> list[Override]:
+    """The overrides of the flags the user gave: ``name=(key, "--flag", value)``; a value of None
+    (the flag's default) sets nothing, so the file and the defaults decide."""
+    return [flag(key, value, label) for key, label, value in given.values() if value is not None]
+
+
+def llm_flags(
+    llm_config: Path | None = None,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key_env: str | None = None,
+    no_cache: bool = False,
+    cache_dir: Path | None = None,
+) -> list[Override]:
+    """The overrides of the shared LLM flags: ``--llm-config`` is ``llm`` (the file's content),
+    then ``--base-url``/``--model``/``--api-key-env`` are ``llm.default.*`` (so they refine the
+    file, as before), ``--no-cache`` is ``llm.cache=false``, ``--cache-dir`` ``llm.cache_dir``."""
+    return flags(
+        file=("llm", "--llm-config", llm_config),
+        base_url=("llm.default.base_url", "--base-url", base_url),
+        model=("llm.default.model", "--model", model),
+        api_key_env=("llm.default.api_key_env", "--api-key-env", api_key_env),
+        cache=("llm.cache", "--no-cache", False if no_cache else None),
+        cache_dir=("llm.cache_dir", "--cache-dir", cache_dir),
+    )
+
+
+def resolve(
+    config_file: Path | None,
+    overrides: Sequence[str] | None = None,
+    given: Sequence[Override] = (),
+) -> PaperGymConfig:
+    """A command's configuration: its file, then its flags, then its ``key=value`` arguments."""
+    return load_config(config_file, [*given, *(overrides or [])])
+
+
+def paths_and_overrides(arguments: Sequence[str], what: str) -> tuple[list[Path], list[str]]:
+    """A variadic positional argument split into paths and ``key=value`` overrides; refused
+    (naming ``what`` the paths are) when every argument was an override."""
+    paths, overrides = split_arguments(arguments)
+    if not paths:
+        raise BadInputError(None, f"no {what} given (every argument was a key=value)")
+    return [Path(p) for p in paths], overrides
