@@ -19,7 +19,7 @@ from papergym.llm.types import LLMTransportError, LLMTruncatedError, Message, Sa
 from papergym.llm.usage import UsageTracker
 from papergym.records import Instance, Score
 from papergym.reward.reward import RubricReward
-from papergym.reward.runtime import make_reward
+from papergym.reward.runtime import judge_llm_config, make_reward
 from papergym.reward.scoring import specific_score
 
 if TYPE_CHECKING:
@@ -61,15 +61,22 @@ def _client(config: LLMConfig, tracker: UsageTracker) -> LLMClient:
     return LLMClient(config, cache=cache, tracker=tracker)
 
 
-def eval_reward(settings: PaperGymConfig) -> RubricReward:
+def eval_tracker(settings: PaperGymConfig) -> UsageTracker:
+    """One usage tracker for the systems' and the judge's calls, with both sections' prices
+    (the judge's may come from its own file, ``reward.llm_config``)."""
+    prices = {**judge_llm_config(settings).prices, **settings.llm.prices}
+    return UsageTracker(prices=prices)
+
+
+def eval_reward(settings: PaperGymConfig, tracker: UsageTracker | None = None) -> RubricReward:
     """The configured rubric reward, judging as many answers at once as its LLM judge's
-    endpoints take requests.
+    endpoints take requests; an LLM judge's calls are accounted in ``tracker``.
 
     The reward's own bound (32 answers, sized for trainers) would otherwise cap the judge at
     64 requests in flight whatever ``max_concurrency`` says: eval hands it every answer at
     once, so the LLM layer's per-endpoint bound is the one that should decide.
     """
-    reward = make_reward(settings)
+    reward = make_reward(settings, tracker=tracker)
     llm = getattr(reward.judge, "llm", None)
     role = getattr(reward.judge, "role", None)
     if not isinstance(llm, LLMClient) or role is None:
@@ -198,6 +205,7 @@ def eval_score(answer: EvalAnswer, instance: Instance, score: Score) -> EvalScor
         unscored_reason=score.unscored_reason,
         judge=score.judge,
         answer_truncated=score.answer_truncated,
+        alpha=score.alpha,
     )
 
 

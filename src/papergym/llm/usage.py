@@ -1,6 +1,7 @@
 """Usage and cost accounting per stage, role and model: our users' bill.
 
-An unpriced model's cost is ``None`` (shown as "unpriced"), never $0. A budget, in tokens or
+An unpriced model's cost is ``None`` (shown as "unpriced"), never $0, even when every answer
+came from the cache; a priced model's cache hits cost nothing. A budget, in tokens or
 dollars, stops the run cleanly with :class:`BudgetExceededError` before the next call.
 """
 
@@ -48,12 +49,17 @@ class UsageTracker:
 
     def record(self, *, stage: str, role: str, model: str, usage: Usage, cached: bool) -> None:
         row = self.rows[(stage, role, model)]
+        price = self.prices.get(model)
+        if price is None:
+            # unpriced whether its answers came from the server or the cache: a fully cached
+            # run of an unpriced model must not read "$0.0000" where a live one read "unpriced"
+            row.cost = None
         if cached:
             row.cache_hits += 1
             return
         row.calls += 1
         row.usage = row.usage + usage
-        cost = call_cost(self.prices.get(model), usage)
+        cost = call_cost(price, usage)
         row.cost = None if cost is None or row.cost is None else row.cost + cost
 
     @property
