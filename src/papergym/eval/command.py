@@ -157,12 +157,6 @@ def judge_backend(reward: RubricReward) -> str | None:
     return identity_text(llm.config.for_role(role))
 
 
-EVAL_ENTRIES = frozenset(
-    {PLAN_FILE, CONFIG_FILE, QUESTIONS_FILE, ANSWERS_FILE, SCORES_FILE, SUMMARY_FILE}
-)
-"""What ``papergym eval`` writes into its folder."""
-
-
 def refuse_foreign_folder(out: Path) -> None:
     """``out`` must be new, empty, or an eval folder (its plan.json, written first, says so):
     eval writes config.yaml and summary.json, and another command's folder has its own."""
@@ -176,9 +170,7 @@ def refuse_foreign_folder(out: Path) -> None:
     except (ValueError, OSError):
         recorded = None
     if not isinstance(recorded, dict) or "data_id" not in recorded:
-        ours = sorted(p.name for p in out.iterdir() if p.name in EVAL_ENTRIES)
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in EVAL_ENTRIES)
-        shown = ", ".join((foreign or ours)[:3])
+        shown = ", ".join(sorted(p.name for p in out.iterdir())[:3])
         raise BadInputError(
             out,
             f"holds {shown} but no eval plan.json: not a `papergym eval` folder; use another -o",
