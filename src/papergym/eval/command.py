@@ -30,8 +30,8 @@ from papergym.eval.evaluate import (
     Key,
     eval_question,
     eval_reward,
-    eval_tracker,
     generate,
+    judge_tracker,
     score_answers,
     system_client,
 )
@@ -463,8 +463,8 @@ def eval_command(
         concurrency=settings.eval.max_concurrency,
         default_prompt=settings.data.system_prompt,
     )
-    tracker = eval_tracker(settings)  # the systems' and the judge's calls in one table
-    reward = eval_reward(settings, tracker)
+    reward = eval_reward(settings)
+    tracker = UsageTracker(prices=dict(settings.llm.prices))
     scores, failures = asyncio.run(run_eval(settings, loaded, systems, reward, out, tracker))
     if failures:
         exit_unfinished(
@@ -477,7 +477,8 @@ def eval_command(
     if json_output:
         print(summary.model_dump_json(indent=2))
     else:
-        print_eval_summary(summary, tracker)
+        judged = judge_tracker(reward)  # the judge's calls beside the systems'
+        print_eval_summary(summary, UsageTracker.merged(tracker, *([judged] if judged else [])))
         stdout.print(
             f"wrote {out}/{{{ANSWERS_FILE}, {SCORES_FILE}, {SUMMARY_FILE}, {CONFIG_FILE}}}"
         )

@@ -19,7 +19,7 @@ from papergym.llm.types import LLMTransportError, LLMTruncatedError, Message, Sa
 from papergym.llm.usage import UsageTracker
 from papergym.records import Instance, Score
 from papergym.reward.reward import RubricReward
-from papergym.reward.runtime import judge_llm_config, make_reward
+from papergym.reward.runtime import make_reward
 from papergym.reward.scoring import specific_score
 
 if TYPE_CHECKING:
@@ -61,22 +61,22 @@ def _client(config: LLMConfig, tracker: UsageTracker) -> LLMClient:
     return LLMClient(config, cache=cache, tracker=tracker)
 
 
-def eval_tracker(settings: PaperGymConfig) -> UsageTracker:
-    """One usage tracker for the systems' and the judge's calls, with both sections' prices
-    (the judge's may come from its own file, ``reward.llm_config``)."""
-    prices = {**judge_llm_config(settings).prices, **settings.llm.prices}
-    return UsageTracker(prices=prices)
+def judge_tracker(reward: RubricReward) -> UsageTracker | None:
+    """The usage of the reward's LLM judge (its own tracker, under its own budget); None for
+    the offline judge."""
+    llm = getattr(reward.judge, "llm", None)
+    return llm.tracker if isinstance(llm, LLMClient) else None
 
 
-def eval_reward(settings: PaperGymConfig, tracker: UsageTracker | None = None) -> RubricReward:
+def eval_reward(settings: PaperGymConfig) -> RubricReward:
     """The configured rubric reward, judging as many answers at once as its LLM judge's
-    endpoints take requests; an LLM judge's calls are accounted in ``tracker``.
+    endpoints take requests.
 
     The reward's own bound (32 answers, sized for trainers) would otherwise cap the judge at
     64 requests in flight whatever ``max_concurrency`` says: eval hands it every answer at
     once, so the LLM layer's per-endpoint bound is the one that should decide.
     """
-    reward = make_reward(settings, tracker=tracker)
+    reward = make_reward(settings)
     llm = getattr(reward.judge, "llm", None)
     role = getattr(reward.judge, "role", None)
     if not isinstance(llm, LLMClient) or role is None:

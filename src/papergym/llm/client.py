@@ -90,13 +90,12 @@ class LLMClient:
         self._identities: dict[str, dict[str, Any]] = {}
 
     @classmethod
-    def from_config(cls, config: LLMConfig, *, tracker: UsageTracker | None = None) -> LLMClient:
-        """A client with the on-disk cache the config asks for; ``tracker`` to account its
-        calls with another client's (one usage table for a whole command)."""
+    def from_config(cls, config: LLMConfig) -> LLMClient:
+        """A client with the on-disk cache the config asks for."""
         cache = None
         if config.cache:
             cache = ResponseCache((config.cache_dir or default_cache_dir()) / "responses.sqlite")
-        return cls(config, cache=cache, tracker=tracker)
+        return cls(config, cache=cache)
 
     def backend(self, role: Role) -> Backend:
         """One backend per distinct config, so roles sharing a server share its bounds."""

@@ -80,6 +80,20 @@ class UsageTracker:
     def calls(self) -> int:
         return sum(r.calls for r in self.rows.values())
 
+    @classmethod
+    def merged(cls, *trackers: UsageTracker) -> UsageTracker:
+        """One table's worth of several trackers' rows (each keeps its own budget): a command
+        whose parts account apart, such as eval's systems and its judge, shows them together."""
+        merged = cls(prices={k: v for t in trackers for k, v in t.prices.items()})
+        for tracker in trackers:
+            for key, row in tracker.rows.items():
+                into = merged.rows[key]
+                into.calls += row.calls
+                into.cache_hits += row.cache_hits
+                into.usage = into.usage + row.usage
+                into.cost = None if into.cost is None or row.cost is None else into.cost + row.cost
+        return merged
+
     def check_budget(self) -> None:
         """Raise before a call when the budget is already spent."""
         if self.budget_tokens is not None and self.total_tokens >= self.budget_tokens:

@@ -21,7 +21,6 @@ from papergym.reward.reward import Judge, RubricReward
 
 if TYPE_CHECKING:
     from papergym.llm.config import LLMConfig
-    from papergym.llm.usage import UsageTracker
     from papergym.settings.models import PaperGymConfig
 
 T = TypeVar("T")
@@ -87,11 +86,8 @@ def judge_llm_config(config: PaperGymConfig) -> LLMConfig:
     return load_llm_config(config.reward.llm_config, env={})
 
 
-def make_judge(
-    config: PaperGymConfig | None = None, *, tracker: UsageTracker | None = None
-) -> Judge:
-    """The judge ``config.reward`` names (default: :func:`process_config`'s); an LLM judge
-    accounts its calls in ``tracker`` when one is given."""
+def make_judge(config: PaperGymConfig | None = None) -> Judge:
+    """The judge ``config.reward`` names (default: :func:`process_config`'s)."""
     config = config or process_config()
     settings = config.reward
     llm = judge_llm_config(config)
@@ -107,7 +103,7 @@ def make_judge(
 
     per_call = settings.criteria_per_call
     return RubricJudge(
-        LLMClient.from_config(llm, tracker=tracker),
+        LLMClient.from_config(llm),
         mode="all" if per_call == "all" else "one" if per_call == 1 else "k",
         k=per_call if isinstance(per_call, int) else 5,
         advisory_reference=settings.advisory_reference,
@@ -115,18 +111,12 @@ def make_judge(
     )
 
 
-def make_reward(
-    config: PaperGymConfig | None = None,
-    judge: Judge | None = None,
-    *,
-    tracker: UsageTracker | None = None,
-) -> RubricReward:
-    """The rubric reward ``config.reward`` describes (default: :func:`process_config`'s); see
-    :func:`make_judge` for ``tracker``."""
+def make_reward(config: PaperGymConfig | None = None, judge: Judge | None = None) -> RubricReward:
+    """The rubric reward ``config.reward`` describes (default: :func:`process_config`'s)."""
     config = config or process_config()
     settings = config.reward
     return RubricReward(
-        judge or make_judge(config, tracker=tracker),
+        judge or make_judge(config),
         alpha=settings.alpha,
         cache_size=settings.cache_size,
         max_answer_chars=settings.max_answer_chars or None,
