@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -33,10 +33,8 @@ def unblocked(fifo: Path) -> Iterator[None]:
 
     def release() -> None:
         while not done.is_set():
-            try:
+            with suppress(OSError):  # no reader yet (ENXIO)
                 os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-            except OSError:  # no reader yet (ENXIO)
-                pass
             time.sleep(0.05)
 
     thread = threading.Thread(target=release, daemon=True)
