@@ -9,6 +9,7 @@ from ares_texts import GOOD, SCIENCE, wrapped
 
 from papergym.recipes.ares.prefilter import (
     RULES,
+    bullet_lines,
     duplicate_share,
     lines_of,
     paragraphs_of,
@@ -187,3 +188,34 @@ def test_hard_wrapped_paragraphs_of_papers_the_rules_were_not_tuned_on() -> None
     reasons = [prefilter_reason(row.text, AresSection()) for row in rows]
     dropped = [rule_of(r) for r in reasons if r is not None]
     assert len(dropped) / len(rows) < 0.1, Counter(dropped).most_common()
+
+
+# --- Markdown: markup is not words ---------------------------------------------------------------
+
+WORDS = " ".join(SCIENCE).split()
+
+
+def test_markdown_heading_marks_are_not_hash_symbols() -> None:
+    parts = [" ".join(WORDS[i : i + 20]).rstrip(".,") + "." for i in range(0, len(WORDS), 20)]
+    text = "\n\n".join(f"#### Part {n}\n\n{part}" for n, part in enumerate(parts, 1))
+    assert prefilter_reason(text, AresSection()) is None
+
+
+def test_markdown_link_targets_are_not_words() -> None:
+    badges = "\n".join(
+        f"[![{name}](https://img.shields.io/badge/{name}-passing-brightgreen?style=flat-square"
+        f"&logo=github)](https://github.com/example/project/actions/workflows/{name}.yml)"
+        for name in ("tests", "coverage", "docs", "release", "licence", "downloads", "style")
+    )
+    text = f"# Project\n\n{badges}\n\n" + wrapped((SCIENCE[0], SCIENCE[2]), 80)
+    assert prefilter_reason(text, AresSection()) is None
+
+
+def test_a_markdown_list_of_links_is_still_dropped() -> None:
+    titles = [f"Annual report of the regional office number {i}" for i in range(40)]
+    text = "## Links\n\n" + "\n".join(
+        f"- [{t}](https://www.example.org/reports/{i})" for i, t in enumerate(titles)
+    )
+    assert prefilter_reason(text, AresSection()) is not None
+    reason = bullet_lines(text, AresSection())
+    assert reason is not None and rule_of(reason) == "bullet_lines", reason

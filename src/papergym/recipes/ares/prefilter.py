@@ -31,6 +31,8 @@ ELLIPSES = ("...", "…")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _LETTER = re.compile(r"[^\W\d_]")
 _QUOTE_MARKS = re.compile(r"^(?:[ \t]*>)+[ \t]?")
+_MARKDOWN_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^()\s]*(?:\s+\"[^\"]*\")?\)")
+_HEADING_MARKS = re.compile(r"(?m)^#{1,6}(?=\s)")
 _HYPHENATED = re.compile(r"\w-$")
 WRAPPED_LINE = 30
 """Shortest line taken as hard-wrapped: a paragraph wrapped at 40 to 200 characters (mail at
@@ -40,18 +42,22 @@ list items, menu entries and headings are shorter."""
 
 @lru_cache(maxsize=16)
 def _quoted_lines(text: str) -> tuple[tuple[int, str], ...]:
-    """Every line as (quote depth, text without its quote marks and outer spaces)."""
+    """Every line as (quote depth, what a reader reads of it): no quote marks, no outer
+    spaces, a Markdown link or image as its text alone (``[text](url)`` → ``text``)."""
     lines = []
     for raw in text.splitlines():
         marks = _QUOTE_MARKS.match(raw)
         depth = marks.group().count(">") if marks else 0
-        lines.append((depth, (raw[marks.end() :] if marks else raw).strip()))
+        line = (raw[marks.end() :] if marks else raw).strip()
+        lines.append((depth, _MARKDOWN_LINK.sub(r"\1", line) if "](" in line else line))
     return tuple(lines)
 
 
 def body_of(text: str) -> str:
-    """The text without e-mail quote marks (``> ``), which are not words."""
-    return "\n".join(line for _, line in _quoted_lines(text))
+    """The words a reader reads: the text without e-mail quote marks (``> ``), Markdown link
+    targets and heading marks (``## ``), which are markup, not words (a heading mark is no
+    hashtag, a badge's URL no long word)."""
+    return _HEADING_MARKS.sub("", "\n".join(line for _, line in _quoted_lines(text)))
 
 
 def continues(line: str, following: str) -> bool:
@@ -143,8 +149,9 @@ def mean_word_length(text: str, limits: AresSection) -> str | None:
 
 
 def symbol_ratio(text: str, limits: AresSection) -> str | None:
-    words = max(len(body_of(text).split()), 1)
-    symbols = text.count("#") + sum(text.count(e) for e in ELLIPSES)
+    body = body_of(text)
+    words = max(len(body.split()), 1)
+    symbols = body.count("#") + sum(body.count(e) for e in ELLIPSES)
     ratio = symbols / words
     if ratio > limits.max_symbol_word_ratio:
         return (
