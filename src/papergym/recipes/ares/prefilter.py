@@ -53,6 +53,7 @@ def _quoted_lines(text: str) -> tuple[tuple[int, str], ...]:
     return tuple(lines)
 
 
+@lru_cache(maxsize=16)
 def body_of(text: str) -> str:
     """The words a reader reads: the text without e-mail quote marks (``> ``), Markdown link
     targets and heading marks (``## ``), which are markup, not words (a heading mark is no
