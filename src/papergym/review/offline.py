@@ -14,6 +14,7 @@ weight is (1 + log count) × idf, and the vector is scaled to unit length (sciki
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import re
@@ -142,6 +143,9 @@ class OfflineReviewer:
         self.threshold = self.baseline.threshold if threshold is None else threshold
         self.scale = scale
         self.name = f"baseline:{self.baseline.kind}"
+        # the reward's cache key: two fitted files of one kind are two reviewers
+        fitted = hashlib.sha256(self.baseline.model_dump_json().encode("utf-8")).hexdigest()
+        self.identity = json.dumps([self.name, fitted, scale.model_dump(mode="json")])
 
     def predict(self, texts: Sequence[str]) -> list[float]:
         """Predicted mean ratings of raw paper texts (anonymised here), on the venue's range."""

@@ -282,7 +282,7 @@ class LLMReviewer:
                 "panel": [(n, p.description, s) for n, p, s in self.panel],
                 "scale": self.scale.model_dump(mode="json"),
                 "sampling": [self.temperature, self.max_tokens, self.max_paper_words],
-                "backend": self.llm.config.for_role("reviewer").model_dump(mode="json"),
+                "backend": self.llm.identity("reviewer"),  # endpoint normalised, no credentials
             },
             sort_keys=True,
         )
