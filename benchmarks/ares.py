@@ -18,7 +18,10 @@
    embedding calls, and whether both runs chose the same domains.
 
     python benchmarks/ares.py [--sizes 1000 10000] [--embed-sizes 200 1000] [--mixed 200]
-                              [--batching 200] [--skip-memory] [--only-batching]
+                              [--batching 200] [--skip-memory] [--only-batching] [--quick]
+
+``--quick``: a smoke run of parts 1-5 at toy sizes (200 documents, no embedding memory run,
+20 mixed, 8 for batching), so that the benchmark cannot rot unnoticed (``.ci/run`` runs it).
 """
 
 from __future__ import annotations
@@ -330,7 +333,10 @@ def main() -> None:
     parser.add_argument("--embedding", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="a smoke run at toy sizes")
     args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.embed_sizes, args.mixed, args.batching = [200], [], 20, 8
     if args.child:
         print(json.dumps(child_offline(args.child, args.bare, args.embedding, args.unbatched)))
         return
