@@ -41,6 +41,11 @@ def test_the_smoke_runner_reports_a_failing_benchmark(tmp_path: Path) -> None:
     smoke.HERE = tmp_path
     run = smoke.run_quick("broken", timeout=60)
     assert run.code == 3 and "about to fail" in run.output
+    (tmp_path / "stuck.py").write_text(
+        "import time\nprint('started', flush=True)\ntime.sleep(60)\n"
+    )
+    stuck = smoke.run_quick("stuck", timeout=2)
+    assert stuck.code is None and "started" in stuck.output and stuck.wall < 30
 
 
 def test_the_reward_server_benchmark_builds_its_judge() -> None:

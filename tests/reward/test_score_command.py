@@ -156,9 +156,13 @@ def test_several_samples_per_instance_are_each_scored(built: Path, tmp_path: Pat
     numbered = tmp_path / "numbered.jsonl"
     result = runner.invoke(
         app,
-        ["score", str(built), str(plain), "--samples", "-o", str(numbered), "--judge", "offline"],
-    )
+        ["score", str(built), str(plain), "--samples", "-o", str(numbered), "--judge", "offline",
+         "--json"],
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["instances"] == 2 and summary["samples_per_instance"] == "1-3"
+    assert summary["answers"] == 4 and summary["instances_all_tied"] == 0
     again = [json.loads(line) for line in numbered.read_text().splitlines()]
     assert [(s["instance_id"], s["sample"]) for s in again] == [
         ("a", 0), ("a", 1), ("a", 2), ("b", 0),

@@ -107,12 +107,10 @@ def _score_summary(
         sizes = [len(v) for v in by_instance.values()]
         groups = [[x for x in v if x is not None] for v in by_instance.values()]
         summary["instances"] = len(by_instance)
-        summary["samples per instance"] = (
+        summary["samples_per_instance"] = (
             str(min(sizes)) if min(sizes) == max(sizes) else f"{min(sizes)}-{max(sizes)}"
         )
-        summary["instances whose samples all tie"] = sum(
-            len(g) > 1 and max(g) == min(g) for g in groups
-        )
+        summary["instances_all_tied"] = sum(len(g) > 1 and max(g) == min(g) for g in groups)
     summary["judge"] = judge
     summary["written"] = str(out)
     summary["unscored_reasons"] = dict(Counter(s.unscored_reason for s in scores if not s.scored))
@@ -167,8 +165,9 @@ def score(
     Each answers line is {"instance_id": "...", "answer": "..."} (also "id"; "response" or
     "completion"). One answer per instance, or several: give each line a "sample" field (an
     integer or a string, unique per instance), or pass --samples to number them in file order;
-    every score then carries its sample, and the summary counts instances and the instances
-    whose samples all scored the same. A line that is not such an object (a null, number or
+    every score then carries its sample, and the summary counts instances, samples per instance
+    and instances_all_tied (two or more scored samples, all with the same score: no learning
+    signal for a GRPO group). A line that is not such an object (a null, number or
     list answer, no answer field, no id, an id or sample seen before, an unknown id) stops the
     command with one line naming file:line, exit 2, and nothing written.
     """
