@@ -337,15 +337,18 @@ def parse_bib(
     return reader.result()
 
 
-def read_bib(path: Path, *, limit: int | None = None, minimum: int = 1) -> BibParse:
+def read_bib(
+    path: Path, *, limit: int | None = None, minimum: int = 1, minimum_setting: str = ""
+) -> BibParse:
     """The references of the ``.bib`` at ``path`` (``limit``: as for :func:`parse_bib`).
 
     Raises :class:`BadInputError` (one line, naming the file) when it does not parse, holds no
-    entry, or holds fewer than ``minimum`` usable entries (a key and a title). Untitled entries
-    among titled ones are dropped and counted in :attr:`BibParse.untitled`; unparseable
-    entries among good ones in :attr:`BibParse.failures`.
+    entry, or holds fewer than ``minimum`` usable entries (a key and a title; the message names
+    ``minimum_setting``, the setting to lower). Untitled entries among titled ones are dropped
+    and counted in :attr:`BibParse.untitled`; unparseable entries among good ones in
+    :attr:`BibParse.failures`.
     """
-    return check_bib(parse_bib(read_text(path), limit=limit), path, minimum)
+    return check_bib(parse_bib(read_text(path), limit=limit), path, minimum, minimum_setting)
 
 
 def _entries(count: int) -> str:
@@ -368,16 +371,20 @@ def lost_entries(parsed: BibParse) -> str:
     return "; ".join(parts)
 
 
-def check_bib(parsed: BibParse, path: Path, minimum: int = 1) -> BibParse:
+def check_bib(
+    parsed: BibParse, path: Path, minimum: int = 1, minimum_setting: str = ""
+) -> BibParse:
     """``parsed``, or the one-line error that says why it cannot be used: no usable entry, or
-    fewer than ``minimum``."""
+    fewer than ``minimum`` (``minimum_setting``: the setting that asks for them)."""
     if parsed.usable >= max(minimum, 1):
         return parsed
     if parsed.usable:
+        setting = f" ({minimum_setting})" if minimum_setting else ""
         raise BadInputError(
             path,
             f"only {parsed.usable} usable reference{'s' if parsed.usable > 1 else ''}, fewer "
-            f"than the {minimum} needed: {lost_entries(parsed) or 'the file holds no more'}",
+            f"than the {minimum} needed{setting}: "
+            f"{lost_entries(parsed) or 'the file holds no more'}",
         )
     if parsed.untitled and not parsed.failed_blocks:
         count = len(parsed.untitled)

@@ -100,7 +100,10 @@ def _jobs(bibs: list[Path], settings: PaperGymConfig, topic: str | None) -> list
     for bib in bibs:
         # only the references offered are converted: a 100,000-entry .bib costs seconds
         parsed = read_bib(
-            bib, limit=settings.write.max_references, minimum=settings.write.min_references
+            bib,
+            limit=settings.write.max_references,
+            minimum=settings.write.min_references,
+            minimum_setting="write.min_references",
         )
         if lost := lost_entries(parsed):
             stderr.print(
