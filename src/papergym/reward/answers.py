@@ -12,6 +12,7 @@ it most often means two answer files were concatenated.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -176,6 +177,19 @@ def read_answers(path: Path, *, samples: bool = False) -> list[Answer]:
     if not answers:
         raise BadInputError(path, "no answers")
     return answers
+
+
+def with_samples(scores: Sequence[Score], answers: Sequence[Answer]) -> list[Score]:
+    """The scores to write: as they are for one answer per instance, else each with its
+    answer's sample (:func:`read_answers` gives every answer a sample, or none)."""
+    if all(a.sample is None for a in answers):
+        return list(scores)
+    written: list[Score] = []
+    for score, answer in zip(scores, answers, strict=True):
+        if answer.sample is None:
+            raise ValueError(f"line {answer.line}: no sample among answers with samples")
+        written.append(SampleScore(**score.model_dump(), sample=answer.sample))
+    return written
 
 
 def default_scores_path(answers: Path) -> Path:

@@ -24,11 +24,11 @@ from papergym.jsonl import read_jsonl, write_jsonl, write_text_atomic
 from papergym.records import Instance, Score
 from papergym.reward.answers import (
     Answer,
-    SampleScore,
     default_scores_path,
     instances_file,
     read_answers,
     read_instances,
+    with_samples,
 )
 from papergym.reward.runtime import make_reward, set_shared_config
 from papergym.settings.cli import ConfigOption, OverridesArgument, flags, resolve
@@ -188,15 +188,7 @@ def score(
         )
     reward = make_reward(settings)
     scores = reward.score_many([(by_id[a.instance_id], a.answer) for a in given])
-    if any(a.sample is not None for a in given):
-        written: list[Score] = [
-            SampleScore(**s.model_dump(), sample=a.sample)
-            for s, a in zip(scores, given, strict=True)
-            if a.sample is not None
-        ]
-    else:
-        written = scores
-    write_jsonl(out, written)
+    write_jsonl(out, with_samples(scores, given))
     # beside the scores, not "config.yaml": -o's folder is often the working directory, where
     # the user's own config.yaml may be
     write_text_atomic(out.with_name(out.stem + ".config.yaml"), config_yaml(settings))
