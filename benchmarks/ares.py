@@ -18,7 +18,11 @@
    embedding calls, and whether both runs chose the same domains.
 
     python benchmarks/ares.py [--sizes 1000 10000] [--embed-sizes 200 1000] [--mixed 200]
-                              [--batching 200] [--skip-memory] [--only-batching]
+                              [--batching 200] [--skip-memory] [--only-batching] [--quick]
+
+``--quick``: a smoke run of parts 1-5 at toy sizes (200 documents, no embedding memory run,
+8 mixed, the demo's web pages only, 4 for batching), so that the benchmark cannot rot
+unnoticed (``.ci/run`` runs it).
 """
 
 from __future__ import annotations
@@ -304,8 +308,8 @@ def prefilter_savings(count: int, console: Console) -> None:
     console.print(f"the prefilter saves {saved:,} calls ({saved / runs[False][1]:.0%})")
 
 
-def demo(console: Console) -> None:
-    result, calls = llm_build([DEMO], True)
+def demo(console: Console, quick: bool = False) -> None:
+    result, calls = llm_build([DEMO / "web-pages.jsonl"] if quick else [DEMO], True)
     table = Table(
         title=f"Demo corpus ({result.documents} documents) against the scripted server: "
         f"{result.kept} instances, {calls} calls",
@@ -330,7 +334,10 @@ def main() -> None:
     parser.add_argument("--embedding", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="a smoke run at toy sizes")
     args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.embed_sizes, args.mixed, args.batching = [200], [], 8, 4
     if args.child:
         print(json.dumps(child_offline(args.child, args.bare, args.embedding, args.unbatched)))
         return
@@ -343,7 +350,7 @@ def main() -> None:
         if args.embed_sizes:
             memory(args.embed_sizes, True, console)
     prefilter_savings(args.mixed, console)
-    demo(console)
+    demo(console, args.quick)
     if args.batching:
         batching(args.batching, console)
 

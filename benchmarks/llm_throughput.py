@@ -359,7 +359,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a smoke run: small L, C and R")
     args = parser.parse_args()
     if args.quick:
-        args.latencies, args.concurrency, args.seconds = [0.2], [8, 32], 1.0
+        args.latencies, args.concurrency, args.seconds = [0.1], [8], 0.5
     open_files = raise_open_files_limit()
     cores = os.cpu_count() or 1
     console = Console(width=150)

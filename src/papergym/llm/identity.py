@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from papergym.llm.config import BackendConfig
 from papergym.environment import environ
+from papergym.llm.config import BackendConfig
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 """Where the OpenAI SDK sends requests when no base URL is given (nor $OPENAI_BASE_URL)."""

@@ -21,8 +21,8 @@ class WriteSection(ConfigSection):
     max_sections: int = Field(10, ge=2)
     """Most sections an outline may have."""
     min_references: int = Field(3, ge=0)
-    """An outline must build on at least this many different references (fewer if the .bib has
-    fewer)."""
+    """An outline must build on at least this many different references; ``papergym write``
+    refuses a .bib with fewer usable entries (a key and a title)."""
     section_words: int = Field(500, ge=50)
     """Words asked for per section."""
     abstract_words: int = Field(180, ge=30)
