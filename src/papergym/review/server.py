@@ -10,12 +10,23 @@ disconnect handling this reuses), with the review reward behind it:
 - ``POST /score`` — ``{"items": [{"answer": "..."}]}`` → every :class:`ReviewScore` (``value``
   null when unscored);
 - ``GET /health`` — 200 once the reviewer is loaded (the offline baseline's model), 503 before.
+
+Reviewing starts with pure-Python work on the text (anonymising it, the offline baseline's
+prediction), which holds the interpreter lock for as long as it runs: on the event loop, or on a
+thread, one long answer would keep every other request, ``/health`` included, waiting. So the
+served reviewer does that work in worker processes (:func:`review_workers`), and a text is cut
+to ``reward.max_answer_chars`` before anything else is done with it.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import socket
+import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 from fastapi import HTTPException, Request
@@ -50,11 +61,80 @@ class ReviewScoreRequest(BaseModel):
     items: list[ReviewItem]
 
 
+MAX_WORKERS = 4
+"""Worker processes of a review server at most (fewer on a machine with fewer cores)."""
+
+WARM_UP_TEXT = "We propose a method and evaluate it on two benchmarks."
+
+WATCH_S = 0.5
+"""How often a worker checks that its server is still there."""
+
+
+def worker_count() -> int:
+    """Worker processes of a review server: one per core, at most :data:`MAX_WORKERS`."""
+    return max(1, min(MAX_WORKERS, os.cpu_count() or 1))
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker's initializer: exit once the server is gone (killed, or stopped before it could
+    stop its workers), so that no worker outlives it holding its output open."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(WATCH_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="papergym-parent-watch", daemon=True).start()
+
+
+class ReviewWorkers(ProcessPoolExecutor):
+    """The worker processes a review server anonymises and rates texts in. Spawned, not forked:
+    the server's threads (its event loop, the loader) must not be copied into them."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            worker_count(),
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
+        )
+
+    def close(self) -> None:
+        """Stop every worker now, one busy with a long text included (its client has gone)."""
+        self.shutdown(wait=False, cancel_futures=True)
+        processes: dict[int, multiprocessing.process.BaseProcess] = (
+            getattr(self, "_processes", None) or {}  # CPython's pool keeps them there
+        )
+        for process in list(processes.values()):
+            process.terminate()
+        for process in list(processes.values()):
+            process.join(5)
+
+
+def review_workers() -> ReviewWorkers:
+    """A review server's worker processes (see :class:`ReviewWorkers`)."""
+    return ReviewWorkers()
+
+
 def warm_up_reviewer(reward: ReviewReward) -> None:
-    """Load what the reviewer needs before its first answer (the offline baseline's model)."""
-    predict = getattr(reward.reviewer, "predict", None)
-    if callable(predict):
-        predict(["We propose a method and evaluate it on two benchmarks."])
+    """Load what the reviewer needs before its first answer: the offline baseline's model, and
+    the modules of every worker process (spawning one takes a second or two)."""
+    from papergym.review.offline import OfflineReviewer, predicted_review
+    from papergym.review.reviewer import prepare_paper
+
+    reviewer = reward.reviewer
+    if isinstance(reviewer, OfflineReviewer):
+        reviewer.predict([WARM_UP_TEXT])
+    if reward.executor is None:
+        return
+    jobs: list[Future[object]] = [  # submitted together: each waiting job starts a worker
+        reward.executor.submit(predicted_review, reviewer.path, WARM_UP_TEXT)
+        if isinstance(reviewer, OfflineReviewer)
+        else reward.executor.submit(prepare_paper, WARM_UP_TEXT, 500)
+        for _ in range(worker_count())
+    ]
+    for job in jobs:
+        job.result()  # a worker that cannot start is a failure to load
 
 
 def create_review_app(
@@ -108,18 +188,25 @@ def serve_review(
     token: str | None = None,
     docs: bool = False,
 ) -> int:
-    """Serve on ``sock`` until SIGTERM/SIGINT; the exit code (1 when the reviewer failed to load)."""
-    return run_server(
-        lambda on_load_error: create_review_app(
-            reward,
-            max_body_bytes=max_body_bytes,
+    """Serve on ``sock`` until SIGTERM/SIGINT; the exit code (1 when the reviewer failed to load).
+    The reward's executor (its worker processes) is shut down at the end."""
+    try:
+        return run_server(
+            lambda on_load_error: create_review_app(
+                reward,
+                max_body_bytes=max_body_bytes,
+                token=token,
+                docs=docs,
+                load=lambda: warm_up_reviewer(reward),
+                on_load_error=on_load_error,
+            ),
+            sock,
             token=token,
-            docs=docs,
-            load=lambda: warm_up_reviewer(reward),
-            on_load_error=on_load_error,
-        ),
-        sock,
-        token=token,
-        serving=f"review reward, reviewer {redact(reward.name)}",
-        loading="loading (GET /health answers 503 until ready)",
-    )
+            serving=f"review reward, reviewer {redact(reward.name)}",
+            loading="loading (GET /health answers 503 until ready)",
+        )
+    finally:
+        if isinstance(reward.executor, ReviewWorkers):
+            reward.executor.close()
+        elif reward.executor is not None:
+            reward.executor.shutdown(wait=False, cancel_futures=True)

@@ -213,6 +213,10 @@ class ReviewSection(Section):
     """Write a meta-review of each paper's reviews (text only: it never sets the score)."""
     paper_concurrency: int = Field(8, ge=1)
     """Papers reviewed at once; LLM calls are bounded by the endpoint's max_concurrency."""
+    partial: Literal["flag", "unscored"] = "flag"
+    """The review reward of a text scored from fewer reviews than asked (the others
+    unparseable, cut, or their endpoint failed): flag: the mean of the scored reviews, flagged
+    partial with the reason; unscored: no reward (reward.unscored where a number is needed)."""
     baseline: Path | None = None
     """Offline baseline: a coefficients file in place of the shipped one (null: shipped)."""
     resamples: int = Field(2000, ge=10)
