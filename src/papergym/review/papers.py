@@ -15,7 +15,7 @@ from papergym.ingestion import read_paper
 from papergym.records import Paper
 from papergym.sources.archive import is_archive
 from papergym.sources.discover import discover
-from papergym.sources.files import SNIFF_BYTES, decode_text
+from papergym.sources.files import SNIFF_BYTES, decode_text, refuse_link_out
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
 """Files read as the paper's text itself."""
@@ -82,7 +82,11 @@ def read_paper_text(path: Path) -> str:
     return decode_text(data.replace(b"\x00", b""), path)
 
 
-def _text_paper(path: Path) -> PaperText:
+def _text_paper(path: Path, folder: Path | None = None) -> PaperText:
+    """The paper in the text file at ``path``; one found in ``folder`` must not be a link
+    leading out of it (it would be read and sent to the reviewer's endpoint)."""
+    if folder is not None:
+        refuse_link_out(path, folder)
     text = read_paper_text(path)  # refuses binary, oversized and unreadable files, naming them
     if not text.strip():
         raise BadInputError(path, "empty file: no paper text")
@@ -106,7 +110,11 @@ def _folder_papers(folder: Path) -> list[PaperText]:
     children = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
     if any(p.is_file() and p.suffix.lower() == ".tex" for p in children):
         return _latex_papers(folder)  # one LaTeX paper
-    texts = [_text_paper(p) for p in children if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES]
+    texts = [
+        _text_paper(p, folder)
+        for p in children
+        if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+    ]
     others = [p for p in children if p.is_dir() or (p.is_file() and is_archive(p))]
     if not texts or others:
         texts += _latex_papers(folder)
