@@ -7,11 +7,12 @@ with one line naming it and nothing half-written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from papergym.errors import BadInputError
 from papergym.ingestion import read_paper
+from papergym.recipes.reading import relative_source
 from papergym.records import Paper
 from papergym.sources.archive import is_archive
 from papergym.sources.discover import discover
@@ -35,6 +36,9 @@ class PaperText:
     paper_id: str
     source: str
     text: str
+    shown: str = ""
+    """Where it came from as its record says: relative to the PAPER argument it was found in, or
+    the argument's own name (as builds name their sources); no local path is kept."""
 
 
 def paper_id_of(path: Path) -> str:
@@ -129,11 +133,12 @@ def load_papers(paths: list[Path]) -> list[PaperText]:
         if not path.exists():
             raise BadInputError(path, "no such file or folder")
         if path.is_dir():
-            papers += _folder_papers(path)
+            found = _folder_papers(path)
         elif path.suffix.lower() in TEXT_SUFFIXES:
-            papers.append(_text_paper(path))
+            found = [_text_paper(path)]
         else:
-            papers += _latex_papers(path)
+            found = _latex_papers(path)
+        papers += [replace(p, shown=relative_source(p.source, [path])) for p in found]
     seen: dict[str, str] = {}
     for paper in papers:
         if paper.paper_id in seen:

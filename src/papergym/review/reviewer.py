@@ -44,6 +44,7 @@ from papergym.llm.types import (
     LLMTruncatedError,
     Message,
     SamplingParams,
+    Usage,
 )
 from papergym.review.anonymise import Anonymised, anonymise
 from papergym.review.fit import Fitted, fit_paper
@@ -74,6 +75,12 @@ OPENING_WORDS = 400
 
 MAX_REASON_CHARS = 400
 """An unscored review's reason keeps this much of the error."""
+
+CHARS_PER_TOKEN = 3.0
+"""A generous count of a text's tokens for a budget: English runs about 4 characters a token."""
+
+WORD_CHARS = 8
+"""A generous length of a word with its space, for the meta-review's opening words."""
 
 UNREACHABLE = "unreachable"
 """The reason prefix of a review whose endpoint never answered: a run retries such papers."""
@@ -335,6 +342,23 @@ class LLMReviewer:
             sort_keys=True,
         )
 
+    def estimated_usage(self, text: str) -> Usage:
+        """A generous estimate of what reviewing ``text`` costs, every call at its longest:
+        each reviewer's prompt (the paper as fitted, in its template) and answer, and the
+        meta-review's. A token budget starts a paper only when this fits in what is left."""
+        words = len(text.split())
+        fitted = (
+            len(text) if words <= self.max_paper_words else len(text) * self.max_paper_words / words
+        )
+        prompt = _tokens(len(_template("review").template) + fitted)
+        calls = len(self.panel)
+        prompts = calls * prompt
+        if self.meta_review:  # the paper's opening and every review, shown at their longest
+            shown = OPENING_WORDS * WORD_CHARS + calls * self.max_tokens * CHARS_PER_TOKEN
+            prompts += _tokens(len(_template("meta_review").template) + shown)
+            calls += 1
+        return Usage(prompt_tokens=prompts, completion_tokens=calls * self.max_tokens)
+
     def _params(self, seed: int) -> SamplingParams:
         base = self.llm.config.for_role("reviewer").params
         return base.model_copy(
@@ -414,6 +438,10 @@ class LLMReviewer:
         except LLMError:
             return None  # the meta-review is commentary: the score stands without it
         return strip_reasoning(result.text) or None
+
+
+def _tokens(chars: float) -> int:
+    return int(chars / CHARS_PER_TOKEN) + 1
 
 
 def _fields(answer: ReviewAnswer) -> dict[str, Any]:
