@@ -497,3 +497,21 @@ def test_review_server_workers_end_with_the_server(stop: signal.Signals) -> None
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_review_server_parses_a_large_body_in_its_executor() -> None:
+    executor = RecordingExecutor()
+    reward = ReviewReward(Recorder(), max_answer_chars=1000, executor=executor)
+    with served(create_review_app(reward, docs=True)) as address:
+        big = "We propose a method. " * 100_000  # 2.1 MB of JSON
+        status, body = call(address, "POST", "/score", {"items": [{"answer": big}]})
+        assert status == 200 and body["scores"][0]["answer_truncated"] is True
+        assert executor.functions == ["cut_texts"]
+        status, body = call(address, "POST", "/score", {"items": [{"answer": 3}], "pad": big})
+        assert status == 422 and body["detail"][0]["loc"] == ["items", 0, "answer"]
+        status, body = call(address, "POST", "/get_reward", {"query": [big], "prompts": []})
+        assert status == 422 and "same length" in body["detail"]
+        small = call(address, "POST", "/score", {"items": [{"answer": "A paper."}]})
+        assert small[0] == 200 and len(executor.functions) == 3  # small bodies: parsed here
+        schema = call(address, "GET", "/openapi.json")[1]
+        assert "requestBody" in schema["paths"]["/score"]["post"]

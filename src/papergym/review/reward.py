@@ -35,7 +35,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from papergym.llm.structured import strip_reasoning
 from papergym.records import Record
@@ -96,50 +96,29 @@ def score_of(
     """A paper review as a reward: its mean rating on [0, 1], or unscored with the reason; a
     review scored from fewer reviews than asked is flagged or unscored as ``partial`` says."""
     reasons = _first_reasons(review.unscored)
-    asked = len(review.reviews) + len(review.unscored)
+    counts: dict[str, Any] = {
+        "reviews": len(review.reviews),
+        "unscored": len(reasons),
+        "asked": len(review.reviews) + len(reasons),
+    }
     if review.score is None:
-        reason = (
-            f"all {len(reasons)} review(s) unscored; first: {reasons[0]}"
-            if reasons
-            else "the reviewer gave no score"
-        )
+        first = f"all {len(reasons)} review(s) unscored; first: {reasons[0]}" if reasons else None
         return ReviewScore(
-            value=None,
-            rating=None,
-            reviews=0,
-            unscored=len(reasons),
-            reason=reason,
-            asked=asked,
-            partial=False,
+            value=None, rating=None, reason=first or "the reviewer gave no score", **counts
         )
+    value = scale_value(review.score, scale)
     if not reasons:
-        return ReviewScore(
-            value=scale_value(review.score, scale),
-            rating=review.score,
-            reviews=len(review.reviews),
-            unscored=0,
-            asked=asked,
-        )
-    reason = f"{len(reasons)} of {asked} review(s) unscored; first: {reasons[0]}"
+        return ReviewScore(value=value, rating=review.score, **counts)
+    reason = f"{len(reasons)} of {counts['asked']} review(s) unscored; first: {reasons[0]}"
     if partial == "unscored":
         return ReviewScore(
             value=None,
             rating=None,
-            reviews=len(review.reviews),
-            unscored=len(reasons),
             reason=f"{reason} (review.partial=unscored)",
-            asked=asked,
             partial=True,
+            **counts,
         )
-    return ReviewScore(
-        value=scale_value(review.score, scale),
-        rating=review.score,
-        reviews=len(review.reviews),
-        unscored=len(reasons),
-        reason=reason,
-        asked=asked,
-        partial=True,
-    )
+    return ReviewScore(value=value, rating=review.score, reason=reason, partial=True, **counts)
 
 
 def endpoint_failed(reason: str | None) -> bool:
@@ -218,6 +197,11 @@ class ReviewReward:
             )
         else:
             paper, truncated = limit_paper(text, self.max_answer_chars)
+        return await self.ascore_cut(paper, truncated)
+
+    async def ascore_cut(self, paper: str, truncated: bool) -> ReviewScore:
+        """The review reward of a text :func:`limit_paper` has cut already (``truncated``: it
+        was cut), as a server does in its worker processes for a large body."""
         if not paper.strip():
             return ReviewScore(value=0.0, rating=float(self.scale.low), reviews=0, unscored=0)
         score = await self._reviewed(paper)
@@ -258,6 +242,10 @@ class ReviewReward:
     async def ascore_many(self, texts: Sequence[str]) -> list[ReviewScore]:
         """Review rewards of many texts, in order, reviewed concurrently within the bound."""
         return list(await asyncio.gather(*(self.ascore(t) for t in texts)))
+
+    async def ascore_cut_many(self, cut: Sequence[tuple[str, bool]]) -> list[ReviewScore]:
+        """:meth:`ascore_cut` of many (text, truncated) pairs, in order."""
+        return list(await asyncio.gather(*(self.ascore_cut(p, t) for p, t in cut)))
 
     def score(self, text: str) -> ReviewScore:
         """Synchronous :meth:`ascore`, for code without an event loop."""
