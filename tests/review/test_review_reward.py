@@ -37,7 +37,7 @@ from papergym.review.runtime import make_review_reward, set_shared_review_reward
 from papergym.review.server import create_review_app, review_workers, warm_up_reviewer
 from papergym.reward import runtime
 from papergym.reward.server import RewardServer
-from papergym.settings.models import PaperGymConfig, RewardSection
+from papergym.settings.models import PaperGymConfig, ReviewSection, RewardSection
 from support.reviewer import ScriptedReviewer
 
 GOOD = "# A Paper\n\n1 INTRODUCTION\n\nWe propose a method and test it on two benchmarks."
@@ -212,6 +212,7 @@ def test_review_reward_serve_reward_cli_with_the_llm_reviewer(server: FakeOpenAI
             *(sys.executable, "-m", "papergym.cli", "serve-reward", "--reward", "review"),
             *("--port", "0", f"llm.default.base_url={server.base_url}"),
             *("llm.default.model=reviewer-m", "llm.cache=false", "review.reviewers=2"),
+            *("--max-answer-chars", "2000"),
         ],
         stderr=subprocess.PIPE,
         text=True,
@@ -228,6 +229,11 @@ def test_review_reward_serve_reward_cli_with_the_llm_reviewer(server: FakeOpenAI
         assert status == 200 and body["scores"][0]["rating"] == 7.0
         reviewed = {r["messages"][0]["content"] for r in server.requests}
         assert len(reviewed) == len(load_profiles()[:2])  # two independent reviewer calls
+        # --max-answer-chars reaches the review reward (it used to be ignored there)
+        long = GOOD + " And we test it again." * 1000
+        status, body = call(address, "POST", "/score", {"items": [{"answer": long}]})
+        assert status == 200 and body["scores"][0]["answer_truncated"] is True
+        assert all(len(str(r["messages"][0]["content"])) < 5000 for r in server.requests)
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -350,7 +356,14 @@ def test_review_reward_cuts_a_long_answer_before_the_reviewer_sees_it() -> None:
 
 
 def test_review_reward_from_the_configuration_honours_max_answer_chars() -> None:
-    config = PaperGymConfig(reward=RewardSection(max_answer_chars=1000))
+    assert make_review_reward(PaperGymConfig()).max_answer_chars == 100_000
+    assert (
+        make_review_reward(
+            PaperGymConfig(review=ReviewSection(max_answer_chars=0))
+        ).max_answer_chars
+        is None
+    )
+    config = PaperGymConfig(review=ReviewSection(max_answer_chars=1000))
     reward = make_review_reward(config)
     assert reward.max_answer_chars == 1000
     [score] = reward.score_many(["We propose a method. " * 3000])  # 63,000 characters

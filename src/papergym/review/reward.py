@@ -16,7 +16,7 @@ cut, or their endpoint failed), ``partial`` says what to do (``review.partial``)
 the mean of the scored reviews and marks the score ``partial`` with the reason; ``unscored``
 gives no reward (``value`` None, the reason says why). Either way the adapters log it.
 
-**Answer length.** A text longer than ``max_answer_chars`` (``reward.max_answer_chars`` where
+**Answer length.** A text longer than ``max_answer_chars`` (``review.max_answer_chars`` where
 the reward is built from the configuration) is cut to it before anything else is done with it,
 as the rubric reward cuts answers, and its score says ``answer_truncated``.
 
@@ -77,7 +77,7 @@ class ReviewScore(Record):
     """Fewer reviews were scored than asked for (some unparseable, cut, or never answered): the
     value is the mean of the rest (``review.partial=flag``), or None (``unscored``)."""
     answer_truncated: bool = False
-    """The text was cut to the answer limit (``reward.max_answer_chars``) before review."""
+    """The text was cut to the answer limit (``review.max_answer_chars``) before review."""
 
     @property
     def scored(self) -> bool:

@@ -89,8 +89,7 @@ def make_reviewer(
 
 def make_review_reward(config: PaperGymConfig, executor: Executor | None = None) -> ReviewReward:
     """The review reward ``config`` describes: ``review.partial`` for texts scored from fewer
-    reviews than asked, ``reward.max_answer_chars`` (0: none) for long texts, as the rubric
-    reward. Its reviewer writes no meta-review: that text never changes a score, so for a
+    reviews than asked, ``review.max_answer_chars`` (0: none) for long texts. Its reviewer writes no meta-review: that text never changes a score, so for a
     reward it would be a wasted call per text. ``executor``: see :func:`make_reviewer`."""
     quiet = config.model_copy(
         update={"review": config.review.model_copy(update={"meta_review": False})}
@@ -99,7 +98,7 @@ def make_review_reward(config: PaperGymConfig, executor: Executor | None = None)
         make_reviewer(quiet, executor=executor),
         scale=venue_scale(config),
         partial=config.review.partial,
-        max_answer_chars=config.reward.max_answer_chars or None,
+        max_answer_chars=config.review.max_answer_chars or None,
         executor=executor,
     )
 
