@@ -33,6 +33,7 @@ from papergym.eval.report_compare import compare_section
 from papergym.eval.report_eval import eval_section
 from papergym.eval.report_parts import CompareDir, EvalDir, ReportInput, Section, Table
 from papergym.jsonl import read_jsonl, write_text_atomic
+from papergym.sources.files import refuse_link_out
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -64,6 +65,10 @@ def load_input(path: Path) -> ReportInput:
         raise BadInputError(
             path, "not a folder: give a `papergym eval` or `papergym compare` folder"
         )
+    files = (er.SUMMARY_FILE, cr.VERDICTS_FILE, er.SCORES_FILE, er.ANSWERS_FILE, er.QUESTIONS_FILE)
+    for name in files:  # what the report shows, to whoever it is sent to
+        if (path / name).exists():
+            refuse_link_out(path / name, path)
     has_summary = (path / er.SUMMARY_FILE).is_file()
     if has_summary and (path / cr.VERDICTS_FILE).is_file():
         return CompareDir(

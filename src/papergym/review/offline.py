@@ -20,6 +20,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,8 @@ from pydantic import Field, ValidationError
 from papergym.errors import BadInputError
 from papergym.records import Record
 from papergym.review.anonymise import anonymise
-from papergym.review.records import ICLR, PaperReview, VenueScale, decide
+from papergym.review.records import ICLR, PaperReview, Removal, VenueScale, decide
+from papergym.review.reviewer import off_loop
 
 SHIPPED = "iclr2022.json"
 """The shipped baseline, in the package's ``baseline/`` folder."""
@@ -124,6 +126,18 @@ def load_baseline(path: Path | None = None) -> Baseline:
         raise BadInputError(path, f"not a fitted baseline ({first})") from None
 
 
+@functools.lru_cache(maxsize=4)
+def _cached_baseline(path: Path | None) -> Baseline:
+    return load_baseline(path)
+
+
+def predicted_review(path: Path | None, text: str) -> tuple[float, list[Removal]]:
+    """(the unclipped predicted rating, what anonymisation removed) of a raw paper text by the
+    baseline at ``path`` (None: shipped): CPU work, run where :func:`off_loop` says."""
+    anonymised = anonymise(text)
+    return _cached_baseline(path).predict_rating(anonymised.text), list(anonymised.removed)
+
+
 @functools.cache
 def _shipped() -> Baseline:
     text = resources.files("papergym.review").joinpath("baseline", SHIPPED).read_text("utf-8")
@@ -138,7 +152,11 @@ class OfflineReviewer:
         path: Path | None = None,
         threshold: float | None = None,
         scale: VenueScale = ICLR,
+        executor: Executor | None = None,
     ) -> None:
+        self.path = path
+        self.executor = executor
+        """Where papers are anonymised and rated (see :func:`off_loop`); None: here."""
         self.baseline = load_baseline(path)
         self.threshold = self.baseline.threshold if threshold is None else threshold
         self.scale = scale
@@ -155,8 +173,12 @@ class OfflineReviewer:
         return min(float(self.scale.high), max(float(self.scale.low), rating))
 
     async def review(self, paper_id: str, text: str) -> PaperReview:
-        anonymised = anonymise(text)
-        score = self._clip(self.baseline.predict_rating(anonymised.text))
+        if self.executor is None:
+            anonymised = anonymise(text)
+            rating, removed = self.baseline.predict_rating(anonymised.text), anonymised.removed
+        else:  # the worker loads the same baseline file (once)
+            rating, removed = await off_loop(self.executor, predicted_review, self.path, text)
+        score = self._clip(rating)
         return PaperReview(
             paper_id=paper_id,
             source=paper_id,
@@ -168,5 +190,5 @@ class OfflineReviewer:
             score=score,
             decision=decide(score, self.threshold),
             threshold=self.threshold,
-            removed=list(anonymised.removed),
+            removed=list(removed),
         )

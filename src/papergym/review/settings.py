@@ -36,6 +36,14 @@ class ReviewSection(ConfigSection):
     """Write a meta-review of each paper's reviews (text only: it never sets the score)."""
     paper_concurrency: int = Field(8, ge=1)
     """Papers reviewed at once; LLM calls are bounded by the endpoint's max_concurrency."""
+    max_answer_chars: int = Field(100_000, ge=0)
+    """The review reward cuts a longer text to this many characters before any other work, and
+    flags it answer_truncated (0: no limit); a paper is longer than a plan, hence not
+    reward.max_answer_chars (serve-reward --reward review --max-answer-chars)."""
+    partial: Literal["flag", "unscored"] = "flag"
+    """The review reward of a text scored from fewer reviews than asked (the others
+    unparseable, cut, or their endpoint failed): flag: the mean of the scored reviews, flagged
+    partial with the reason; unscored: no reward (reward.unscored where a number is needed)."""
     baseline: Path | None = None
     """Offline baseline: a coefficients file in place of the shipped one (null: shipped)."""
     resamples: int = Field(2000, ge=10)

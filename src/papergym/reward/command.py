@@ -216,7 +216,9 @@ curl -s localhost:8765/get_reward -H 'Content-Type: application/json' -d '{"quer
 
 Set GT to one instance's label: GT=$(python -c "import json; i = json.loads(open('env/instances.jsonl').readline()); print(json.dumps({k: i[k] for k in ('question', 'reference_answer', 'rubric')}))")
 
-With --reward review no label is read: POST /get_reward reviews each query's response part → {"rewards", "scores", "extra_logs": {"review_rating", "review_unscored"}}; POST /score: {"items": [{"answer": "..."}]} → {"scores": [{"value" (null when unscored), "rating", "reviews", "unscored", "reason"}]}; GET /health: 200 {"status": "ok", "reward": "review", "reviewer"}.
+With --reward review no label is read: POST /get_reward reviews each query's response part → {"rewards", "scores", "extra_logs": {"review_rating", "review_unscored", "review_partial"}}; POST /score: {"items": [{"answer": "..."}]} → {"scores": [{"value" (null when unscored), "rating", "reviews" (scored), "asked", "unscored", "partial", "reason", "answer_truncated"}]}; GET /health: 200 {"status": "ok", "reward": "review", "reviewer"}. A text scored from fewer reviews than asked is flagged partial (review.partial=flag) or unscored (review.partial=unscored); a review whose endpoint failed is never remembered, so the text is reviewed again next time. Answers are cut to review.max_answer_chars (default 100000; --max-answer-chars) before anything else is done with them.
+
+With an LLM judge or reviewer, its endpoint is asked for its model list first: when it does not answer, the server does not start (one line, exit 2).
 
 Logs go to stderr: a start line (address, judge, readiness), one line per request (client, method, path, status, latency, scored/unscored). SIGTERM or Ctrl-C stops the server (exit 0) after at most 5 s of in-flight work."""
 SERVE_REWARD_EPILOG = _SERVE_REWARD_EPILOG
@@ -260,7 +262,18 @@ def serve_reward(
             show_default=False,
         ),
     ] = None,
-    max_answer_chars: MaxAnswerCharsOption = None,
+    max_answer_chars: Annotated[
+        int | None,
+        typer.Option(
+            "--max-answer-chars",
+            min=0,
+            help="Sets reward.max_answer_chars (default 16000) and review.max_answer_chars "
+            "(default 100000, for --reward review): longer answers are cut to this many "
+            "characters before any other work, and their score says answer_truncated (0: no "
+            "limit).",
+            show_default=False,
+        ),
+    ] = None,
     token_env: Annotated[
         str | None,
         typer.Option(
@@ -299,6 +312,7 @@ def serve_reward(
     from papergym import environment as env
     from papergym.netutil import bind
     from papergym.redact import register_secret
+    from papergym.reward.runtime import check_reachable, judge_kind, judge_llm_config
     from papergym.reward.server import serve
 
     settings = resolve(
@@ -308,6 +322,7 @@ def serve_reward(
             judge=("reward.judge", "--judge", judge),
             alpha=("reward.alpha", "--alpha", alpha),
             chars=("reward.max_answer_chars", "--max-answer-chars", max_answer_chars),
+            review_chars=("review.max_answer_chars", "--max-answer-chars", max_answer_chars),
             host=("serve.host", "--host", host),
             port=("serve.port", "--port", port),
             body=("serve.max_body_mb", "--max-body-mb", max_body_mb),
@@ -327,10 +342,12 @@ def serve_reward(
         register_secret(token)
     set_shared_config(settings)  # the fallback for unscored answers on /get_reward
     if serving.reward == "review":
-        from papergym.review.runtime import make_review_reward
-        from papergym.review.server import serve_review
+        from papergym.review.runtime import make_review_reward, reviewer_kind
+        from papergym.review.server import review_workers, serve_review
 
-        review_reward = make_review_reward(settings)
+        if reviewer_kind(settings) == "llm":  # before anything listens: not ready, exit 2
+            check_reachable(settings.llm, "reviewer")
+        review_reward = make_review_reward(settings, executor=review_workers())
         sock = bind(serving.host, serving.port)
         code = serve_review(
             review_reward,
@@ -340,6 +357,8 @@ def serve_reward(
             docs=serving.docs,
         )
     else:
+        if judge_kind(settings) == "llm":
+            check_reachable(judge_llm_config(settings), "judge")
         reward = make_reward(settings)
         sock = bind(
             serving.host, serving.port

@@ -15,12 +15,13 @@ import asyncio
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from papergym.reward.reward import Judge, RubricReward
 
 if TYPE_CHECKING:
     from papergym.llm.config import LLMConfig
+    from papergym.llm.types import Role
     from papergym.settings.models import PaperGymConfig
 
 T = TypeVar("T")
@@ -87,14 +88,42 @@ def judge_llm_config(config: PaperGymConfig) -> LLMConfig:
     return load_llm_config(config.reward.llm_config, env={})
 
 
+def judge_kind(config: PaperGymConfig) -> Literal["llm", "offline"]:
+    """Which judge ``reward.judge`` names once ``auto`` is resolved."""
+    kind = config.reward.judge
+    if kind == "auto":
+        return "llm" if judge_llm_config(config).configured else "offline"
+    return kind
+
+
+def check_reachable(config: LLMConfig, role: Role) -> None:
+    """Refuse, in one line, an LLM endpoint of ``role`` that does not answer (a server must not
+    say it is ready while every judgement would fail). A client of its own, closed after: the
+    server's clients belong to the server's event loop."""
+    from papergym.errors import BadInputError
+    from papergym.llm.client import LLMClient
+    from papergym.llm.types import LLMError
+    from papergym.redact import redact
+
+    async def ping() -> None:
+        client = LLMClient(config)
+        try:
+            await client.ping([role])
+        finally:
+            await client.aclose()
+
+    try:
+        asyncio.run(ping())
+    except LLMError as error:
+        raise BadInputError(None, f"{role}: {redact(str(error).strip())}") from None
+
+
 def make_judge(config: PaperGymConfig | None = None) -> Judge:
     """The judge ``config.reward`` names (default: :func:`process_config`'s)."""
     config = config or process_config()
     settings = config.reward
     llm = judge_llm_config(config)
-    kind = settings.judge
-    if kind == "auto":
-        kind = "llm" if llm.configured else "offline"
+    kind = judge_kind(config)
     if kind == "offline":
         from papergym.reward.offline import OfflineJudge
 

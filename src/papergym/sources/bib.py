@@ -38,7 +38,7 @@ from bibtexparser.model import (
 from papergym.errors import BadInputError
 from papergym.records import Record
 from papergym.sources.bibvalue import BadBibValue, bib_value
-from papergym.sources.files import read_text
+from papergym.sources.files import leads_out, read_text
 from papergym.sources.latex.blocks import find_commands, find_environments
 from papergym.sources.latex.flatten import document_body, find_main_file, flatten, read_source
 from papergym.sources.latex.scan import read_group, strip_comments
@@ -589,7 +589,7 @@ def _paper_bibliography(
             names = tuple(p.relative_to(root).as_posix() for p in bib_paths)
             return parsed, names, "bib", warnings
     for bbl in (main.with_suffix(".bbl"), *sorted(root.glob("*.bbl"))):
-        if bbl.is_file():
+        if bbl.is_file() and not leads_out(bbl, root):
             parsed = parse_bibitems(read_source(bbl), "bbl")
             if parsed.references:
                 return parsed, (bbl.relative_to(root).as_posix(),), "bbl", warnings
@@ -615,7 +615,9 @@ def references_of(
         main = main_file.resolve()
         full = flatten(root, main).text
     else:
-        tex_files = sorted(p for p in root.rglob("*.tex") if p.is_file())
+        tex_files = sorted(  # inside the paper folder: a link out is not part of the paper
+            p for p in root.rglob("*.tex") if p.is_file() and not leads_out(p, root)
+        )
         if not tex_files:
             raise BadInputError(root, "no .tex file found")
         chosen = find_main_file(root, tex_files)
