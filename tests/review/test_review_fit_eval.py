@@ -212,3 +212,23 @@ def test_eval_needs_an_explicit_scale(tmp_path: Path, small: tuple[Path, Path]) 
         "--predictions", tmp_path / "pred.csv",
     )  # fmt: skip
     assert "--scale" in line
+
+
+@pytest.mark.parametrize("score", ["NaN", "Infinity", "1e9", "-5"])
+def test_eval_refuses_reviews_with_a_score_off_the_scale(
+    tmp_path: Path, small: tuple[Path, Path], score: str
+) -> None:
+    ratings, papers = small
+    good = PaperReview(
+        paper_id="p0", source="p0.txt", reviewer_model="m", baseline=False, score=6.0,
+        decision="accept", threshold=5.5,
+    )  # fmt: skip
+    bad_line = good.model_dump_json().replace('"score":6.0', f'"score":{score}')
+    assert score in bad_line
+    reviews = tmp_path / "reviews.jsonl"
+    reviews.write_text(good.model_dump_json() + "\n" + bad_line.replace("p0", "p1") + "\n")
+    line = bad(
+        tmp_path, "eval", "--ratings", ratings, "--papers", papers, "--reviews", reviews,
+        "--no-leak",
+    )  # fmt: skip
+    assert f"{reviews} line 2" in line and "rating range" in line

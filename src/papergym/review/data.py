@@ -186,13 +186,24 @@ class ReviewsFile:
     baseline: bool
 
 
-def read_reviews(path: Path) -> dict[str, Prediction]:
+def read_reviews(path: Path, scale: VenueScale) -> dict[str, Prediction]:
     """Each paper's score and decision from a ``papergym review`` reviews.jsonl (the last
-    record of a paper wins, as a resumed run appends)."""
-    return read_reviews_file(path).predictions
+    record of a paper wins, as a resumed run appends). A score that is not a number on the
+    venue's range (NaN, infinite, 1e9, -5) is bad input, as it is in a predictions CSV."""
+    return read_reviews_file(path, scale).predictions
 
 
-def read_reviews_file(path: Path) -> ReviewsFile:
+def _checked_score(score: float | None, scale: VenueScale, where: str) -> float | None:
+    if score is not None and not (math.isfinite(score) and scale.low <= score <= scale.high):
+        raise BadInputError(
+            None,
+            f"{where}: score {score!r} is not on the {scale.name} rating range "
+            f"{scale.low}..{scale.high}",
+        )
+    return score
+
+
+def read_reviews_file(path: Path, scale: VenueScale) -> ReviewsFile:
     """:func:`read_reviews` with the reviewers that wrote the records."""
     predictions: dict[str, Prediction] = {}
     models: dict[str, None] = {}  # in order of appearance
@@ -206,7 +217,8 @@ def read_reviews_file(path: Path) -> ReviewsFile:
                 raise BadInputError(
                     None, f"{path} line {number}: not a review record ({first['msg']})"
                 ) from None
-            predictions[record.paper_id] = Prediction(record.score, record.decision)
+            score = _checked_score(record.score, scale, f"{path} line {number}")
+            predictions[record.paper_id] = Prediction(score, record.decision)
             models[record.reviewer_model] = None
             baseline = baseline and record.baseline
     except FileNotFoundError:

@@ -54,7 +54,7 @@ def _load_predictions(
     if (reviews is None) == (predictions is None):
         raise BadInputError(None, "give exactly one of --reviews FILE and --predictions FILE")
     if reviews is not None:
-        file = read_reviews_file(reviews)
+        file = read_reviews_file(reviews, scale)
         baseline = ", ".join(file.reviewer_models) if file.baseline else None
         return file.predictions, reviews, None, baseline
     assert predictions is not None
