@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 from papergym.review.anonymise import anonymise
 
 ABSTRACT = (
@@ -190,3 +194,22 @@ def test_submission_line_numbers_go_section_numbers_stay() -> None:
         assert "\n17 " not in result.text and "\n17\n" not in result.text
         assert result.text.count(lines[0]) == 3
     assert "1 INTRODUCTION" in anonymise(CAMERA_READY).text
+
+
+def test_long_runs_take_linear_time() -> None:
+    """A run of the e-mail local part's characters made the e-mail patterns (anonymiser, the
+    baseline's tokens, the leak check's marks) try every start again: 80,000 letters took 23 s
+    and 400,000 would take about 10 minutes; and every removed thanks sentence sent the search
+    back to the top of the text. Linear, each text takes about a second; the bound here only
+    tells a hang from a run, on a loaded machine."""
+    code = (
+        "from papergym.review.anonymise import anonymise\n"
+        "from papergym.review.leak import surface_tokens\n"
+        "from papergym.review.offline import tokens\n"
+        "for text in ('a' * 400_000, 'a.' * 200_000, 'x@' + 'b' * 400_000,\n"
+        "             'The method works on the data. We thank the staff. ' * 8_000):\n"
+        "    tokens(anonymise(text).text)\n"
+        "    surface_tokens(text)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60, env=env)

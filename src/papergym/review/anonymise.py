@@ -17,6 +17,8 @@ author notes, code URLs, and finally any email left.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import itertools
 import re
 from collections.abc import Callable
@@ -60,18 +62,35 @@ def _plain(line: str) -> str:
     return _MARKUP.sub(" ", line).strip()
 
 
+_VENUE_WORDS = (
+    "published",
+    "accepted",
+    "appear",
+    "review",
+    "blind",
+    "anonymous",
+    "preprint",
+    "submission",
+    "copyright",
+    "camera",
+)
+"""Every venue phrase holds one of these words whole: a line without one is not parsed further
+(a substring test per line instead of a markup substitution and a regex search)."""
+
+
 def _strip_venue(lines: list[str], removed: list[Removal]) -> list[str]:
-    result = []
-    for line in lines:
+    result = list(lines)
+    for index, line in enumerate(lines):
+        lowered = line.lower()
+        if not any(word in lowered for word in _VENUE_WORDS):
+            continue
         plain = _plain(line)
         if plain and len(plain.split()) <= _HEADER_MAX_WORDS and _VENUE.search(plain):
             for match in _VENUE.finditer(plain):
                 removed.append(Removal(kind="venue-header", text=match.group(0).strip()))
             rest = _plain(_VENUE.sub(" ", plain))
             # what is left of a header line is page furniture (a page number, punctuation)
-            result.append("" if len(re.findall(r"[A-Za-z]{3,}", rest)) < 2 else line)
-            continue
-        result.append(line)
+            result[index] = "" if len(re.findall(r"[A-Za-z]{3,}", rest)) < 2 else line
     return result
 
 
@@ -131,11 +150,18 @@ _NUMBERED_HEADING = re.compile(
 """The first section's heading: "1 INTRODUCTION", "# 1 Method"; not "1 Department of ..."."""
 _ABSTRACT = re.compile(r"^\s*(?:#+\s*)?(?:\*\*|__|_)?\s*abstract\b", re.IGNORECASE)
 _EMAIL = re.compile(
-    r"(?:\{[^{}\n]{1,200}\}|[\w.+-]+)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", re.IGNORECASE
+    r"(?:\{[^{}\n]{1,200}\}|(?<![\w.+-])[\w.+-]+)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", re.IGNORECASE
 )
+"""An email address. Its local part starts where its run of ``[\\w.+-]`` starts (the
+look-behind): without it every position of a long run (``"a" * 80000``) is tried again, which
+is quadratic. A match inside a run is also one from the run's start, so nothing is lost but two
+addresses glued together by "_" or "+" (the second is not found)."""
 _PROSE_MIN_WORDS = 12
 _LOWERCASE_SHARE = 0.55
 _FRONT_MAX_LINES = 150
+
+
+_LOWERCASE = re.compile(r"[a-z]")
 
 
 def is_heading(line: str) -> bool:
@@ -146,6 +172,8 @@ def is_heading(line: str) -> bool:
         return False
     if stripped.startswith("#") or re.fullmatch(r"[-*_=]{3,}", stripped):
         return True
+    if _LOWERCASE.search(stripped):  # its letters are not all capitals (the common case, fast)
+        return False
     plain = _plain(stripped)
     words = re.findall(r"[A-Za-z]+", plain)
     if not words or len(plain.split()) > 10 or plain.endswith((".", ",", ";")):
@@ -447,27 +475,60 @@ _AUTHOR_NOTE = re.compile(
 _SENTENCE_END = re.compile(r"[.!?](?:\*\*|__|_|\])?(?=\s|$)")
 
 
-def _sentence_span(text: str, start: int, end: int) -> tuple[int, int]:
-    """The sentence of ``text`` holding ``text[start:end]``, by the nearest sentence ends."""
-    before = 0
-    for match in _SENTENCE_END.finditer(text, 0, start):
-        before = match.end()
-    after = _SENTENCE_END.search(text, end)
-    return before, (after.end() if after else len(text))
-
-
 _FOOTNOTE_MARK = re.compile(r"[∗†‡⋆⇤§¶*˚]")
+_ENDS_HERE = re.compile(r"[.!?](?:\*\*|__|_|\])?\Z")
 
 
-def _note_span(text: str, start: int, end: int) -> tuple[int, int]:
+class _Bounds:
+    """Sentence ends, line breaks and footnote marks of one text, found once, so that a pass
+    over many matches asks each question by a binary search and stays linear in the text (a
+    search backwards from every match, or a restart from the top after every removal, is
+    quadratic on a long text)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        ends = list(_SENTENCE_END.finditer(text))
+        self.end_starts = [m.start() for m in ends]
+        self.ends = [m.end() for m in ends]
+        lengths = (len(line) + 1 for line in text.split("\n"))
+        # the "\n" after each line but the last
+        self.newlines = list(itertools.accumulate(lengths, initial=-1))[1:-1]
+
+    @functools.cached_property
+    def marks(self) -> list[int]:
+        return [m.start() for m in _FOOTNOTE_MARK.finditer(self.text)]
+
+    def sentence(self, start: int, end: int) -> tuple[int, int]:
+        """The sentence holding ``text[start:end]``, by the nearest sentence ends (one right
+        before ``start`` counts even when no space follows it)."""
+        index = bisect.bisect_right(self.ends, start)
+        before = self.ends[index - 1] if index else 0
+        if _ENDS_HERE.search(self.text[max(0, start - 3) : start]):
+            before = start
+        after = bisect.bisect_left(self.end_starts, end)
+        return before, (self.ends[after] if after < len(self.ends) else len(self.text))
+
+    def line(self, start: int, end: int) -> tuple[int, int]:
+        """From the start of ``start``'s line to the end of ``end``'s line."""
+        index = bisect.bisect_left(self.newlines, start)
+        begin = self.newlines[index - 1] + 1 if index else 0
+        after = bisect.bisect_left(self.newlines, end)
+        return begin, (self.newlines[after] if after < len(self.newlines) else len(self.text))
+
+    def last_mark(self, start: int, end: int) -> int | None:
+        """The last footnote mark in ``text[start:end]``."""
+        index = bisect.bisect_left(self.marks, end) - 1
+        return self.marks[index] if index >= 0 and self.marks[index] >= start else None
+
+
+def _note_span(bounds: _Bounds, start: int, end: int) -> tuple[int, int]:
     """An author note's span: its sentence, but not beyond its line and from its footnote mark
     on (a PDF extraction drops a page's footnotes into the middle of a body sentence)."""
-    begin, finish = _sentence_span(text, start, end)
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    marks = [m.start() for m in _FOOTNOTE_MARK.finditer(text, line_start, start)]
-    begin = max(begin, line_start, *marks[-1:])
-    return begin, min(finish, len(text) if line_end < 0 else line_end)
+    begin, finish = bounds.sentence(start, end)
+    line_start, line_end = bounds.line(start, end)
+    mark = bounds.last_mark(line_start, start)
+    begin = max(begin, line_start, -1 if mark is None else mark)
+    return begin, min(finish, line_end)
 
 
 def _strip_sentences(
@@ -475,13 +536,21 @@ def _strip_sentences(
     pattern: re.Pattern[str],
     kind: str,
     removed: list[Removal],
-    span: Callable[[str, int, int], tuple[int, int]] = _sentence_span,
+    span: Callable[[_Bounds, int, int], tuple[int, int]] = _Bounds.sentence,
 ) -> str:
-    while (match := pattern.search(text)) is not None:
-        start, end = span(text, match.start(), match.end())
+    """Every sentence (or ``span``) holding a match of ``pattern`` removed, in one pass: the
+    search goes on after each removed span."""
+    bounds = _Bounds(text)
+    kept: list[str] = []
+    done = 0  # text[:done] is settled
+    while (match := pattern.search(text, done)) is not None:
+        start, end = span(bounds, match.start(), match.end())
+        start, end = max(start, done), max(end, match.end())
         removed.append(Removal(kind=kind, text=" ".join(text[start:end].split())))
-        text = text[:start] + text[end:]
-    return text
+        kept.append(text[done:start])
+        done = end
+    kept.append(text[done:])
+    return "".join(kept)
 
 
 # -- code URLs ------------------------------------------------------------------------------------
@@ -518,12 +587,13 @@ def _own_code_urls(text: str) -> set[str]:
     """Code-hosting URLs the paper presents as its own (a sentence or footnote saying "our code
     is available at ...") and every anonymous-repository link."""
     own: set[str] = set()
+    bounds = _Bounds(text)
     for match in _URL.finditer(text):
         url = match.group(0).rstrip(".,;:")
         if not _CODE_HOST.search(url):
             continue
-        start, end = _sentence_span(text, match.start(), match.end())
-        line_start = text.rfind("\n", 0, match.start()) + 1
+        start, end = bounds.sentence(match.start(), match.end())
+        line_start, _ = bounds.line(match.start(), match.end())
         context = text[min(start, line_start) : end]
         if _ANONYMOUS_HOST.search(url) or _OWN_CODE.search(context):
             own.add(url)

@@ -33,7 +33,7 @@ from papergym.review.metrics import auc
 
 FRONT_LINES = 30
 SURFACE_MARKS: dict[str, str] = {
-    "email": r"[\w.+-]+@[\w-]+\.[\w.-]+",
+    "email": r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+",  # from a run's start: linear time
     "anonymous": r"\banonymous\b",
     "double-blind": r"double[- ]blind",
     "under-review": r"under review",

@@ -33,7 +33,9 @@ from papergym.review.records import ICLR, PaperReview, VenueScale, decide
 SHIPPED = "iclr2022.json"
 """The shipped baseline, in the package's ``baseline/`` folder."""
 
-_URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+")
+_URL = re.compile(r"(?:https?://|www\.)\S+|(?<!\S)\S+@\S+")
+"""URLs and emails (any word with an "@"), whole words. The look-behind keeps the search
+linear: a word with an "@" matches from its first character, so no other start is tried."""
 _WORD = re.compile(r"[a-z]{3,}")
 
 
