@@ -295,3 +295,10 @@ def test_a_repository_named_after_an_author_goes() -> None:
     assert "adaquill" not in result.text and "boterndev" not in result.text
     assert "https://github.com/otherlab/sparsebase" in result.text  # nobody's name here
     assert "B. Tern. Kernels. 2020." in result.text and "URL" not in result.text
+
+
+def test_the_leak_check_sees_what_a_cut_url_leaves() -> None:
+    from papergym.review.leak import surface_tokens
+
+    marks = surface_tokens("Our code is\n[available at ]\n\nWe release it upon acceptance.")
+    assert {"mark:url-stub", "mark:upon-acceptance"} <= set(marks)

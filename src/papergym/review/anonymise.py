@@ -583,6 +583,8 @@ def _strip_sentences(
 ) -> str:
     """Every sentence (or ``span``) holding a match of ``pattern`` removed, in one pass: the
     search goes on after each removed span."""
+    if pattern in _NEEDS and not _mentions(text, _NEEDS[pattern]):
+        return text
     bounds = _Bounds(text)
     kept: list[str] = []
     done = 0  # text[:done] is settled
@@ -594,6 +596,13 @@ def _strip_sentences(
         done = end
     kept.append(text[done:])
     return "".join(kept)
+
+
+def _mentions(text: str, words: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds one of ``words`` (lowercase), in any case: a substring test, far
+    cheaper than the search of a pattern that cannot match without one of them."""
+    lowered = text.lower()
+    return any(word in lowered for word in words)
 
 
 # -- code URLs and code statements ---------------------------------------------------------------
@@ -724,25 +733,35 @@ class _Sayings:
         return index < len(self.starts) and self.ends[index] <= end
 
 
-def _blank_urls(text: str) -> str:
-    return _URL.sub(lambda m: " " * len(m.group(0)), text)
+class _Links:
+    """A text's URLs, found once (the URL pattern is one of the slower scans), the text with
+    them blanked out (same length: what the paper says around them), and its bounds."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.bounds = _Bounds(text)
+        self.urls = [(m.start(), m.group(0)) for m in _URL.finditer(text)]
+        pieces, done = [], 0
+        for start, url in self.urls:
+            pieces += [text[done:start], " " * len(url)]
+            done = start + len(url)
+        self.blank = "".join([*pieces, text[done:]])
 
 
-def _own_code_urls(text: str, names: frozenset[str]) -> set[str]:
+def _own_code_urls(links: _Links, names: frozenset[str]) -> set[str]:
     """Code-hosting URLs the paper presents as its own (a sentence or footnote saying "our code
     is available at ..."), those of an account named after an author, and every
     anonymous-repository link."""
-    bounds = _Bounds(text)
     contexts: list[tuple[str, tuple[int, int]]] = []
-    for match in _URL.finditer(text):
-        url = match.group(0).rstrip(".,;:")
+    for start, found in links.urls:
+        url = found.rstrip(".,;:")
         if _CODE_HOST.search(url):
-            start, end = bounds.sentence(match.start(), match.end())
-            line_start, _ = bounds.line(match.start(), match.end())
-            contexts.append((url, (min(start, line_start), end)))
+            begin, end = links.bounds.sentence(start, start + len(found))
+            line_start, _ = links.bounds.line(start, start + len(found))
+            contexts.append((url, (min(begin, line_start), end)))
     if not contexts:
         return set()
-    saying = _Sayings(_blank_urls(text), _OWN_CODE, [span for _, span in contexts])
+    saying = _Sayings(links.blank, _OWN_CODE, [span for _, span in contexts])
     own: set[str] = set()
     for url, span in contexts:
         owner = _owner(url)
@@ -752,27 +771,28 @@ def _own_code_urls(text: str, names: frozenset[str]) -> set[str]:
     return own
 
 
-def _code_statements(text: str, own: set[str]) -> list[tuple[int, int]]:
+def _code_statements(links: _Links, own: set[str]) -> list[tuple[int, int]]:
     """Sentences (within their paragraph) that present the paper's code: one holding its own
     or an anonymous repository's URL, or naming a code host, and saying "our code is
     available" or the like; and every sentence only a submission writes (an anonymous link, a
     release upon acceptance). Short ones only (:data:`_STATEMENT_MAX_WORDS`)."""
-    bounds = _Bounds(text)
-    blank = _blank_urls(text)
+    bounds, blank = links.bounds, links.blank
     anonymous: list[tuple[int, int]] = []
     by_url: list[tuple[int, int]] = []
     by_word: list[tuple[int, int]] = []
-    for match in _URL.finditer(text):
-        url = match.group(0).rstrip(".,;:")
+    for start, found in links.urls:
+        url = found.rstrip(".,;:")
         if url in own:
-            span = bounds.statement(match.start(), match.start() + len(url))
+            span = bounds.statement(start, start + len(url))
             (anonymous if _ANONYMOUS_HOST.search(url) else by_url).append(span)
-    for match in _HOST_WORD.finditer(blank):  # "on GitHub": "our" code only
-        by_word.append(bounds.statement(match.start(), match.end()))
+    if _mentions(blank, _NEEDS[_HOST_WORD]):
+        for match in _HOST_WORD.finditer(blank):  # "on GitHub": "our" code only
+            by_word.append(bounds.statement(match.start(), match.end()))
     own_code, our_code = _Sayings(blank, _OWN_CODE, by_url), _Sayings(blank, _OUR_CODE, by_word)
     spans = anonymous + [s for s in by_url if own_code.within(*s)]
     spans += [s for s in by_word if our_code.within(*s)]
-    spans += (bounds.statement(*m.span()) for m in _SUBMISSION_ONLY.finditer(text))
+    if _mentions(links.text, _NEEDS[_SUBMISSION_ONLY]):
+        spans += (bounds.statement(*m.span()) for m in _SUBMISSION_ONLY.finditer(links.text))
     short: list[tuple[int, int]] = []
     for start, end in sorted(set(spans)):
         if end - start > _STATEMENT_MAX_CHARS or len(blank[start:end].split()) > (
@@ -789,9 +809,10 @@ def _code_statements(text: str, own: set[str]) -> list[tuple[int, int]]:
 def _strip_code_urls(text: str, removed: list[Removal]) -> str:
     """The paper's code statements (:func:`_code_statements`), then its own code URLs wherever
     else they appear (a footnote, a reference), with the words that introduce them."""
-    own = _own_code_urls(text, author_names(removed, text))
+    links = _Links(text)
+    own = _own_code_urls(links, author_names(removed, text))
     pieces, done = [], 0
-    for start, end in _code_statements(text, own):
+    for start, end in _code_statements(links, own):
         removed.append(Removal(kind="code-statement", text=" ".join(text[start:end].split())))
         pieces.append(text[done:start])
         done = end
@@ -877,6 +898,15 @@ _LINE_STEPS: tuple[_LineStep, ...] = (
 )
 
 
+_NEEDS: dict[re.Pattern[str], tuple[str, ...]] = {
+    _FUNDING: ("supported", "funded", "sponsored", "financed"),
+    _THANKS: ("thank", "grateful", "acknowledge", "anonymous"),
+    _SUBMISSION_ONLY: ("anonym", "acceptance", "accepted", "published", "during"),
+    _HOST_WORD: ("github", "gitlab", "bitbucket"),
+}
+"""Words a pattern's every match holds: a text without any is not searched."""
+
+
 def anonymise(text: str) -> Anonymised:
     """``text`` without author block, venue headers and footers, acknowledgements, funding and
     thanks, author notes, the sentences presenting the paper's code and only a submission's
@@ -891,5 +921,6 @@ def anonymise(text: str) -> Anonymised:
     body = _strip_sentences(body, _THANKS, "acknowledgements", removed)
     body = _strip_sentences(body, _AUTHOR_NOTE, "author-note", removed, _note_span)
     body = _strip_code_urls(body, removed)
-    body = _replace(body, _EMAIL.pattern, "email", removed)
+    if "@" in body:
+        body = _replace(body, _EMAIL.pattern, "email", removed)
     return Anonymised(text=_tidy(body), removed=removed)

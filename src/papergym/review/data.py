@@ -10,13 +10,14 @@ ICLR 2022 set has it.
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -184,6 +185,9 @@ class ReviewsFile:
     predictions: dict[str, Prediction]
     reviewer_models: tuple[str, ...]
     baseline: bool
+    plan: dict[str, Any] | None = None
+    """The run's settings (``review.json`` beside the file), when it is there and readable: for
+    the offline baseline, which baseline file wrote the records."""
 
 
 def read_reviews(path: Path, scale: VenueScale) -> dict[str, Prediction]:
@@ -223,7 +227,21 @@ def read_reviews_file(path: Path, scale: VenueScale) -> ReviewsFile:
             baseline = baseline and record.baseline
     except FileNotFoundError:
         raise BadInputError(path, "no such file") from None
-    return ReviewsFile(predictions, tuple(models), baseline and bool(predictions))
+    return ReviewsFile(
+        predictions, tuple(models), baseline and bool(predictions), _plan(path.parent / PLAN_FILE)
+    )
+
+
+PLAN_FILE = "review.json"
+"""What ``papergym review`` writes beside its reviews.jsonl: the settings of the run."""
+
+
+def _plan(path: Path) -> dict[str, Any] | None:
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return payload if isinstance(payload, dict) else None
 
 
 @dataclass(frozen=True)
