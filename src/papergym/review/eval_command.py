@@ -308,7 +308,10 @@ def eval_command(
     AUC for acceptance, Spearman against the mean human rating and macro-F1, each with a
     bootstrap interval over papers, for the reviewer and for the constant, always-reject and
     single-human baselines on the same papers. A paper the reviewer missed or left unscored
-    counts against it and is never dropped.
+    counts against it and is never dropped. The constant predicts the reviewer's training mean
+    (--train-ratings, else the offline baseline's). Reviews by the offline baseline on papers
+    it was fitted on are in-sample: a warning says so, and the table is shown again without
+    them.
     """
     settings = resolve(
         config, overrides, flags(threshold=("review.threshold", "--threshold", threshold))
