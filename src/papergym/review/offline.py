@@ -36,7 +36,9 @@ from papergym.review.reviewer import off_loop
 SHIPPED = "iclr2022.json"
 """The shipped baseline, in the package's ``baseline/`` folder."""
 
-_URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+")
+_URL = re.compile(r"(?:https?://|www\.)\S+|(?<!\S)\S+@\S+")
+"""URLs and emails (any word with an "@"), whole words. The look-behind keeps the search
+linear: a word with an "@" matches from its first character, so no other start is tried."""
 _WORD = re.compile(r"[a-z]{3,}")
 
 
@@ -68,6 +70,32 @@ class Provenance(Record):
     )
 
 
+HASH_RULE = "sha256 of the text with each run of whitespace made one space, first 16 hex digits"
+
+
+def text_hash(text: str) -> str:
+    """A paper text's fingerprint (:data:`HASH_RULE`): line ends and spacing do not change it."""
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]
+
+
+class FittedPapers(Record):
+    """The papers a baseline was fitted on, as fingerprints of their texts (no ids, no paths):
+    ``review eval`` marks a paper in-sample when its text or its anonymised text matches one.
+    The raw text's hash keeps the match when a later anonymiser changes the anonymised text;
+    the anonymised text's hash when the raw text was re-extracted but reads the same."""
+
+    rule: str = HASH_RULE
+    texts: list[str] = Field(description="Hashes of the papers' texts as read.")
+    anonymised: list[str] = Field(description="Hashes of their anonymised texts.")
+
+
+def fitted_papers(texts: Sequence[str], anonymised: Sequence[str]) -> FittedPapers:
+    return FittedPapers(
+        texts=sorted({text_hash(t) for t in texts}),
+        anonymised=sorted({text_hash(t) for t in anonymised}),
+    )
+
+
 class Baseline(Record):
     """A fitted baseline: TF-IDF vocabulary with idf and ridge coefficients, and thresholds."""
 
@@ -87,6 +115,16 @@ class Baseline(Record):
     human_threshold: float = Field(
         description="Threshold on the mean human rating that best matches the decisions: the "
         "default review.threshold for simulated reviewers."
+    )
+    mean_rating: float | None = Field(
+        default=None,
+        description="Mean of every human rating of the papers it was fitted on: the constant "
+        "baseline's rating in `review eval` (None in a file fitted before it was recorded).",
+    )
+    fitted_on: FittedPapers | None = Field(
+        default=None,
+        description="The papers it was fitted on, by text hashes, for `review eval` to mark its "
+        "in-sample papers (None in a file fitted before they were recorded).",
     )
     provenance: Provenance
 
