@@ -17,6 +17,7 @@ from collections.abc import Coroutine
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from papergym.reward import factory
 from papergym.reward.reward import Judge, RubricReward
 
 if TYPE_CHECKING:
@@ -81,19 +82,12 @@ def set_shared_config(config: PaperGymConfig | None) -> None:
 
 def judge_llm_config(config: PaperGymConfig) -> LLMConfig:
     """The LLM configuration the judge uses: ``reward.llm_config``'s file, else ``llm``."""
-    if config.reward.llm_config is None:
-        return config.llm
-    from papergym.llm.config import load_llm_config
-
-    return load_llm_config(config.reward.llm_config, env={})
+    return factory.judge_llm(config.reward, config.llm)
 
 
 def judge_kind(config: PaperGymConfig) -> Literal["llm", "offline"]:
     """Which judge ``reward.judge`` names once ``auto`` is resolved."""
-    kind = config.reward.judge
-    if kind == "auto":
-        return "llm" if judge_llm_config(config).configured else "offline"
-    return kind
+    return factory.judge_kind(config.reward, config.llm)
 
 
 def check_reachable(config: LLMConfig, role: Role) -> None:
@@ -121,37 +115,13 @@ def check_reachable(config: LLMConfig, role: Role) -> None:
 def make_judge(config: PaperGymConfig | None = None) -> Judge:
     """The judge ``config.reward`` names (default: :func:`process_config`'s)."""
     config = config or process_config()
-    settings = config.reward
-    llm = judge_llm_config(config)
-    kind = judge_kind(config)
-    if kind == "offline":
-        from papergym.reward.offline import OfflineJudge
-
-        return OfflineJudge(calibration=settings.calibration)
-    from papergym.llm.client import LLMClient
-    from papergym.reward.judge import RubricJudge
-
-    per_call = settings.criteria_per_call
-    return RubricJudge(
-        LLMClient.from_config(llm),
-        mode="all" if per_call == "all" else "one" if per_call == 1 else "k",
-        k=per_call if isinstance(per_call, int) else 5,
-        advisory_reference=settings.advisory_reference,
-        general_reference=settings.general_reference,
-    )
+    return factory.make_judge(config.reward, config.llm)
 
 
 def make_reward(config: PaperGymConfig | None = None, judge: Judge | None = None) -> RubricReward:
     """The rubric reward ``config.reward`` describes (default: :func:`process_config`'s)."""
     config = config or process_config()
-    settings = config.reward
-    return RubricReward(
-        judge or make_judge(config),
-        alpha=settings.alpha,
-        cache_size=settings.cache_size,
-        max_answer_chars=settings.max_answer_chars or None,
-        normalisation=settings.normalisation,
-    )
+    return factory.make_reward(config.reward, config.llm, judge)
 
 
 def unscored_fallback() -> float:
