@@ -6,10 +6,12 @@ that differs. The identity says which model played each role: its name *and* whe
 (:func:`served_by`: the normalised endpoints, credentials stripped, or a local model's folder
 and weights), since ``m`` on another server can be another model, and a build continued there
 would mix papers written by two. A build.yaml of an earlier release records no endpoints; it
-resumes without comparing them, and records them from then on. ``config.yaml`` beside it is the resolved configuration of the whole command, as
-every command saves it: it holds keys that do not change the output (endpoints, the reward, the
-training sections), so it is a record, not what the resume check compares. Builds of earlier
-releases saved the settings as ``config.yaml``; such a folder is still read (and resumed).
+resumes without comparing them, and records them from then on.
+
+``config.yaml`` beside it is the resolved configuration of the whole command, as every command
+saves it: it holds keys that do not change the output (timeouts, the reward, the training
+sections), so it is a record, not what the resume check compares. Builds of earlier releases
+saved the settings as ``config.yaml``; such a folder is still read (and resumed).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from papergym import __version__
 from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.llm.config import BackendConfig, LLMConfig
-from papergym.llm.identity import backend_identity
+from papergym.llm.identity import backend_identity, local_model_identity
 from papergym.llm.types import Role
 from papergym.records import BuilderName, RecipeName
 from papergym.redact import redact
@@ -73,13 +75,17 @@ class BuildSettings(BaseModel):
 
 def served_by(backend: BackendConfig) -> str:
     """Where ``backend``'s model is served, as a build records it: its normalised endpoints
-    (credentials stripped; several replicas joined by commas), or a local model's folder with
-    the digest of its weights' files (:func:`~papergym.llm.identity.backend_identity`)."""
-    identity = backend_identity(backend)
+    (credentials stripped; several replicas joined by commas), or a local model's folder as
+    given with the digest of its weights' files (``runs/tiny/final#1a2b...``: new weights in
+    the same folder are another model; :func:`~papergym.llm.identity.local_model_identity`),
+    the folder left as written so that no absolute path of this machine is recorded."""
     if backend.backend == "hf":
-        where = str(identity["model"])
+        weights = local_model_identity(backend.model)  # "/abs/folder#digest", or a hub id
+        where = backend.model
+        if weights != backend.model:
+            where += "#" + weights.rsplit("#", 1)[1]
         return f"{where} gguf_file={backend.gguf_file}" if backend.gguf_file else where
-    return ",".join(identity["endpoints"])
+    return ",".join(backend_identity(backend)["endpoints"])
 
 
 def role_models(llm: LLMConfig, roles: Sequence[Role]) -> tuple[dict[str, str], dict[str, str]]:
