@@ -79,12 +79,24 @@ def set_shared_config(config: PaperGymConfig | None) -> None:
 
 
 def judge_llm_config(config: PaperGymConfig) -> LLMConfig:
-    """The LLM configuration the judge uses: ``reward.llm_config``'s file, else ``llm``."""
+    """The LLM configuration the judge uses: ``reward.llm_config``'s file, else ``llm``.
+
+    The file says which model judges; where its answers are cached is the command's to say, as
+    for every other LLM of the run. So the command's ``llm.cache=false`` (``--no-cache``)
+    turns the judge's cache off too, and its ``llm.cache_dir`` (``--cache-dir``,
+    ``$PAPERGYM_CACHE_DIR``) moves it; the file's own ``cache: false`` still holds, and its
+    ``cache_dir`` is used where the command names none.
+    """
     if config.reward.llm_config is None:
         return config.llm
     from papergym.llm.config import load_llm_config
 
-    return load_llm_config(config.reward.llm_config, env={})
+    return load_llm_config(
+        config.reward.llm_config,
+        env={},
+        no_cache=not config.llm.cache,
+        cache_dir=config.llm.cache_dir,
+    )
 
 
 def judge_kind(config: PaperGymConfig) -> Literal["llm", "offline"]:

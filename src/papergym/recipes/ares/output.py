@@ -2,7 +2,8 @@
 
 ``build.yaml`` holds :class:`AresSettings` (what decides the output); a folder built with other
 settings is refused naming each key that differs, as for paper builds
-(:mod:`papergym.recipes.output`). ``corpus.json`` holds the corpus files and their sizes: rows
+(:mod:`papergym.recipes.output`), whose rules for the models apply: each role's model and where
+it is served (an earlier release's build.yaml without endpoints resumes without comparing them). ``corpus.json`` holds the corpus files and their sizes: rows
 are numbered by their position in the corpus, so a corpus changed under a build (but for files
 added after the others, or rows appended to the last one) would move rows between shards.
 """
@@ -21,7 +22,7 @@ from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.recipes.ares.corpus import Corpus
 from papergym.recipes.ares.shards import Mode, ShardStore
-from papergym.recipes.output import SETTINGS_FILE, _differences
+from papergym.recipes.output import SETTINGS_FILE, UNRECORDED_BEFORE, _differences, refusal
 from papergym.settings.load import save_config
 from papergym.settings.models import PaperGymConfig
 
@@ -39,6 +40,7 @@ class AresSettings(BaseModel):
     columns: dict[str, str] = {}
     steps: dict[str, Any] = {}  # the ares section's keys that change what the steps do
     models: dict[str, str] = {}  # role → "backend:model"
+    endpoints: dict[str, str] = {}  # role → where that model is served (recipes.output.served_by)
     papergym_version: str = __version__
 
     def identity(self, without: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -62,15 +64,11 @@ def check_ares_output(out: Path, settings: AresSettings) -> bool:
             out, f"output folder is not empty and holds no ARES build ({SETTINGS_FILE})"
         ) from None
     # An offline build used no model: the LLM run that continues it chooses them.
-    without = frozenset({"models"}) if old.mode == "offline" else frozenset()
+    without = frozenset({"models", "endpoints"}) if old.mode == "offline" else frozenset()
+    without |= frozenset(key for key in UNRECORDED_BEFORE if key not in previous)
     differences = _differences(old.identity(without), settings.identity(without))
     if differences:
-        raise BadInputError(
-            out,
-            "output folder holds an ARES build with a different configuration ("
-            + "; ".join(differences)
-            + "); use another folder or the same options",
-        )
+        raise BadInputError(out, refusal("an ARES build", differences))
     if old.mode == "llm" and settings.mode == "offline":
         raise BadInputError(
             out, "output folder holds an LLM build; an offline run would add nothing to it"
