@@ -107,16 +107,19 @@ def _shown(value: Any, unset: str) -> str:
 
 
 def differences(
-    old: Mapping[str, Any], new: Mapping[str, Any], unset: str = "(unset)"
+    old: Mapping[str, Any], new: Mapping[str, Any], unset: str = "(unset)", *, group: bool = False
 ) -> list[str]:
     """``key: old → new`` for every dotted key whose value differs, sorted; a key only one
-    side has shows ``unset`` on the other. Secrets are masked."""
+    side has shows ``unset`` on the other. Secrets are masked. With ``group``, keys that changed
+    the same way share one entry (``endpoints.judge, endpoints.writer: A → B``)."""
     before, after = flatten(old), flatten(new)
-    return [
-        f"{key}: {_shown(before.get(key, _UNSET), unset)} → {_shown(after.get(key, _UNSET), unset)}"
-        for key in sorted(before.keys() | after.keys())
-        if before.get(key, _UNSET) != after.get(key, _UNSET)
-    ]
+    changes: dict[tuple[str, str], list[str]] = {}
+    for key in sorted(before.keys() | after.keys()):
+        was, now = before.get(key, _UNSET), after.get(key, _UNSET)
+        if was != now:
+            change = (_shown(was, unset), _shown(now, unset))
+            changes.setdefault(change if group else (key, *change), []).append(key)  # type: ignore[arg-type]
+    return [f"{', '.join(keys)}: {change[-2]} → {change[-1]}" for change, keys in changes.items()]
 
 
 def refuse_differences(out: Path, record: RunRecord, changes: list[str]) -> None:

@@ -61,7 +61,7 @@ from papergym.llm.types import LLMError, SamplingParams
 from papergym.llm.usage import UsageTracker
 from papergym.redact import redact
 from papergym.reward.command import JudgeOption
-from papergym.reward.reward import RubricReward
+from papergym.reward.reward import RubricReward, judge_never_answered
 from papergym.settings.load import Override, config_yaml, is_override
 from papergym.settings.models import PaperGymConfig
 
@@ -88,7 +88,7 @@ JudgeModelOption = Annotated[
 
 EVAL_EPILOG = """SYSTEM: NAME=SPEC or SPEC (a NAME with a dot, or one that is a top-level config key such as seed, is read as a config override). SPEC is a training run folder (its final/ model, or its last stage's), a local model folder (run in-process by the hf backend), or an OpenAI-compatible endpoint openai:MODEL@http://HOST:PORT/v1 (API key: llm.default.api_key_env).
 
-Writes EVAL_DIR/answers.jsonl (one per system, question, sample), scores.jsonl (per-criterion verdicts and the judge's reasons), summary.json (per system: mean reward with a bootstrap interval over questions, specific score by dimension, pass rate of each general criterion and by criterion rank, answer length and its correlation with the reward, unscored counts; paired differences between systems) and config.yaml. Interrupted? Run the same command again: finished answers and verdicts are kept.
+Writes EVAL_DIR/answers.jsonl (one per system, question, sample), scores.jsonl (per-criterion verdicts and the judge's reasons), summary.json (per system: mean reward with a bootstrap interval over questions, specific score by dimension, pass rate of each general criterion and by criterion rank, answer length and its correlation with the reward, unscored counts; paired differences between systems) and config.yaml. Interrupted? Run the same command again: finished answers and verdicts are kept (an answer whose judge never answered, its endpoint down, is judged again).
 
 Examples:
   papergym eval base=Qwen/Qwen3-8B-local runs/8b --data env -o eval/ data.test_fraction=0.2
@@ -280,7 +280,10 @@ async def run_eval(
             for a in _latest(answers_log.read()).values()
             if a.system in wanted and a.instance_id in ids and a.sample < e.samples
         ]
-        scored = set(_latest(scores_log.read()))
+        # a score whose judge never answered (its endpoint failed) is judged again
+        scored = {
+            k for k, s in _latest(scores_log.read()).items() if not judge_never_answered(s.verdicts)
+        }
         by_id = {i.id: i for i in data.instances}
         todo = [a for a in answers if (a.system, a.instance_id, a.sample) not in scored]
         await score_answers(reward, todo, by_id, scores_log)

@@ -11,12 +11,21 @@ from papergym.reward.settings import RewardSection
 
 
 def judge_llm(section: RewardSection, llm: LLMConfig) -> LLMConfig:
-    """The LLM configuration the judge uses: ``reward.llm_config``'s file, else ``llm``."""
+    """The LLM configuration the judge uses: ``reward.llm_config``'s file, else ``llm``.
+
+    The file says which model judges; where its answers are cached is the command's to say, as
+    for every other LLM of the run. So the command's ``llm.cache=false`` (``--no-cache``)
+    turns the judge's cache off too, and its ``llm.cache_dir`` (``--cache-dir``,
+    ``$PAPERGYM_CACHE_DIR``) moves it; the file's own ``cache: false`` still holds, and its
+    ``cache_dir`` is used where the command names none.
+    """
     if section.llm_config is None:
         return llm
     from papergym.llm.config import load_llm_config
 
-    return load_llm_config(section.llm_config, env={})
+    return load_llm_config(
+        section.llm_config, env={}, no_cache=not llm.cache, cache_dir=llm.cache_dir
+    )
 
 
 def judge_kind(section: RewardSection, llm: LLMConfig) -> Literal["llm", "offline"]:

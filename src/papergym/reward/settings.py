@@ -42,7 +42,8 @@ class RewardSection(ConfigSection):
     or of absolute weights (RaR); each answer's part is then clipped to [0, 1] (a pitfall can
     push it below 0). Rubrics whose weights are all 1 score the same either way."""
     llm_config: Path | None = None
-    """An LLM YAML file for the judge alone (null: the ``llm`` section)."""
+    """An LLM YAML file for the judge alone (null: the ``llm`` section); the command's
+    llm.cache=false and llm.cache_dir apply to it too."""
 
     # before the union is tried, so a bad value is one message at this key, not one per member
     @field_validator("criteria_per_call", mode="before")

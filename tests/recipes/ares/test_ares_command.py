@@ -127,6 +127,12 @@ def test_an_offline_folder_continues_with_an_llm_and_export_says_what_it_holds(
     assert runner.invoke(app, base).exit_code == 2  # LLM → offline would add nothing
     assert runner.invoke(app, export).exit_code == 0
 
+    with scripted_server() as other:  # the same model name, another server: refused
+        moved = ["--base-url", other.base_url, "--model", "m", "--no-cache", "--json"]
+        refused = runner.invoke(app, [*base, *moved])
+        assert other.request_count == 0
+    assert refused.exit_code == 2 and f"→ {other.base_url.lower()}" in refused.stderr
+
     (out / "instances.jsonl").unlink()  # as after a run killed before its end
     unfinished = runner.invoke(app, [*export[:-1], str(tmp_path / "again")])
     assert unfinished.exit_code == 2

@@ -2,7 +2,8 @@
 
 ``build.yaml`` holds :class:`AresSettings` (what decides the output); a folder built with other
 settings is refused naming each key that differs, as for paper builds
-(:mod:`papergym.recipes.output`). ``corpus.json`` holds the corpus files and their sizes: rows
+(:mod:`papergym.recipes.output`), whose rules for the models apply: each role's model and where
+it is served (an earlier release's build.yaml without endpoints resumes without comparing them). ``corpus.json`` holds the corpus files and their sizes: rows
 are numbered by their position in the corpus, so a corpus changed under a build (but for files
 added after the others, or rows appended to the last one) would move rows between shards.
 """
@@ -21,14 +22,8 @@ from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.recipes.ares.corpus import Corpus
 from papergym.recipes.ares.shards import Mode, ShardStore
-from papergym.recipes.output import SETTINGS_FILE
-from papergym.runfolder import (
-    RunRecord,
-    check_output_path,
-    differences,
-    is_empty,
-    refuse_differences,
-)
+from papergym.recipes.output import SETTINGS_FILE, UNRECORDED_BEFORE, refusal
+from papergym.runfolder import check_output_path, differences, is_empty
 from papergym.settings.load import save_config
 from papergym.settings.models import PaperGymConfig
 
@@ -46,15 +41,13 @@ class AresSettings(BaseModel):
     columns: dict[str, str] = {}
     steps: dict[str, Any] = {}  # the ares section's keys that change what the steps do
     models: dict[str, str] = {}  # role → "backend:model"
+    endpoints: dict[str, str] = {}  # role → where that model is served (recipes.output.served_by)
     papergym_version: str = __version__
 
     def identity(self, without: frozenset[str] = frozenset()) -> dict[str, Any]:
         """What must not change under a resumed build. The mode may go from offline to llm: an
         offline folder is the first half of the same build (the offline steps run again, free)."""
         return self.model_dump(exclude={"papergym_version", "mode", *without})
-
-
-ARES_RECORD = RunRecord(SETTINGS_FILE, "ARES build", hint="use another folder or the same options")
 
 
 def check_ares_output(out: Path, settings: AresSettings) -> bool:
@@ -71,9 +64,11 @@ def check_ares_output(out: Path, settings: AresSettings) -> bool:
             out, f"output folder is not empty and holds no ARES build ({SETTINGS_FILE})"
         ) from None
     # An offline build used no model: the LLM run that continues it chooses them.
-    without = frozenset({"models"}) if old.mode == "offline" else frozenset()
-    changes = differences(old.identity(without), settings.identity(without), unset="(none)")
-    refuse_differences(out, ARES_RECORD, changes)
+    without = frozenset({"models", "endpoints"}) if old.mode == "offline" else frozenset()
+    without |= frozenset(key for key in UNRECORDED_BEFORE if key not in previous)
+    changes = differences(old.identity(without), settings.identity(without), "(none)", group=True)
+    if changes:
+        raise BadInputError(out, refusal("an ARES build", changes))
     if old.mode == "llm" and settings.mode == "offline":
         raise BadInputError(
             out, "output folder holds an LLM build; an offline run would add nothing to it"
