@@ -117,25 +117,21 @@ def evaluate_reviewer(request: EvalRequest, section: ReviewSection) -> ReviewEva
     texts = read_papers(request.papers, rated, request.ratings)
     evaluated = _evaluated(request, scale, section.baseline)
     anonymised = _AnonymisedTexts(texts)
-    in_sample, notes = (
-        _in_sample(rated, texts, evaluated.reference, anonymised)
-        if evaluated.baseline
-        else (None, [])
-    )
+    in_sample, notes = _in_sample(rated, texts, evaluated, anonymised)
     chosen = constant_value(request.constant.value, training, train_ratings, evaluated.reference)
     if chosen is None:
         notes.append(
             f"baseline {evaluated.reference[1]} records no training ratings (fitted before they "
             "were recorded): the constant row is the oracle constant; give --train-ratings FILE"
         )
+    if decision_threshold is None:  # the one on the mean human rating
+        decision_threshold = evaluated.reference[0].human_threshold
     row_set = RowSet(
         system=request.name or evaluated.system,
         description=evaluated.description,
         predictions=evaluated.predictions,
         scale=scale,
-        threshold=evaluated.reference[0].human_threshold
-        if decision_threshold is None
-        else decision_threshold,
+        threshold=decision_threshold,
         boot=Bootstrap(resamples=section.resamples, level=section.level, seed=section.seed),
         constant=chosen,
         oracle=request.constant.oracle,
@@ -346,12 +342,14 @@ def _marked_in_sample(row: MetricRow, inside: int, papers: int) -> MetricRow:
 def _in_sample(
     rated: list[RatedPaper],
     texts: dict[str, str],
-    reference: tuple[Baseline, str],
+    evaluated: _Evaluated,
     anonymised: Callable[[str], str],
 ) -> tuple[InSample | None, list[str]]:
-    """The papers the baseline that wrote the reviews was fitted on, or a note saying why
-    that cannot be told."""
-    baseline, label = reference
+    """The papers the offline baseline that wrote the reviews was fitted on, or a note saying
+    why that cannot be told (None, and no note, when the baseline did not write them)."""
+    if not evaluated.baseline:
+        return None, []
+    baseline, label = evaluated.reference
     if baseline.fitted_on is None:
         return None, [
             f"cannot tell which papers are in-sample: baseline {label} records no fitted "
