@@ -358,15 +358,10 @@ def test_review_reward_cuts_a_long_answer_before_the_reviewer_sees_it() -> None:
 
 
 def test_review_reward_from_the_configuration_honours_max_answer_chars() -> None:
-    assert make_review_reward(PaperGymConfig()).max_answer_chars == 100_000
-    assert (
-        make_review_reward(
-            PaperGymConfig(review=ReviewSection(max_answer_chars=0))
-        ).max_answer_chars
-        is None
-    )
-    config = PaperGymConfig(review=ReviewSection(max_answer_chars=1000))
-    reward = make_review_reward(config)
+    llm = PaperGymConfig().llm
+    assert make_review_reward(ReviewSection(), llm).max_answer_chars == 100_000
+    assert make_review_reward(ReviewSection(max_answer_chars=0), llm).max_answer_chars is None
+    reward = make_review_reward(ReviewSection(max_answer_chars=1000), llm)
     assert reward.max_answer_chars == 1000
     [score] = reward.score_many(["We propose a method. " * 3000])  # 63,000 characters
     assert score.answer_truncated and score.value is not None

@@ -123,7 +123,7 @@ def test_review_into_another_commands_folder_is_refused(tmp_path: Path, paper: P
     out.mkdir()
     (out / "review-eval.json").write_text("{}\n")
     line = one_line(invoke(paper, "-o", out))
-    assert str(out) in line and "not a `papergym review` folder" in line
+    assert str(out) in line and "holds no PaperGym review (review.json)" in line
     assert sorted(p.name for p in out.iterdir()) == ["review-eval.json"]
 
 

@@ -110,6 +110,6 @@ def test_a_users_own_paper_folder_of_the_same_name_is_never_written_into(tmp_pat
     result = runner.invoke(app, ["write", str(bib), "-o", str(tmp_path / "papers"), *LLM])
     assert result.exit_code == 2, result.output
     [line] = errors(result.output)
-    assert str(own) in line and "no job.json" in line
+    assert str(own) in line and "holds no PaperGym written paper (job.json)" in line
     assert (own / "paper.tex").read_text(encoding="utf-8").endswith("my own paper")
     assert sorted(p.name for p in own.iterdir()) == ["paper.tex"]

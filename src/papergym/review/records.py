@@ -8,6 +8,7 @@ paper with no scored review has ``score`` None, never 0.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -34,6 +35,10 @@ class VenueScale(Record):
     @property
     def high(self) -> int:
         return self.ratings[-1]
+
+    def holds(self, rating: float) -> bool:
+        """Whether ``rating`` is a number on the scale's range (a NaN is not)."""
+        return math.isfinite(rating) and self.low <= rating <= self.high
 
 
 ICLR = VenueScale(name="iclr", ratings=(1, 3, 5, 6, 8, 10))

@@ -1,4 +1,5 @@
-"""Building the reviewer and the process-wide review reward from the configuration.
+"""Building the reviewer and the review reward from the ``review`` section and the LLM
+configuration, and the process-wide review reward.
 
 The ``review`` section chooses the reviewer: ``llm`` (simulated reviewers through the reviewer
 role of ``llm``), ``offline`` (the fitted baseline) or ``auto`` (llm when an LLM is
@@ -9,7 +10,6 @@ and runs on the reward's background event loop, as the rubric reward does.
 
 from __future__ import annotations
 
-import math
 import threading
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Literal
@@ -21,26 +21,25 @@ from papergym.review.reward import ReviewReward
 
 if TYPE_CHECKING:
     from papergym.llm.client import LLMClient
-    from papergym.settings.models import PaperGymConfig
+    from papergym.llm.config import LLMConfig
+    from papergym.review.settings import ReviewSection
 
 _lock = threading.Lock()
 _reward: ReviewReward | None = None
-_built_from: PaperGymConfig | None = None
+_built_from: object | None = None  # the process configuration the shared reward was built from
 
 
-def venue_scale(config: PaperGymConfig) -> VenueScale:
+def venue_scale(section: ReviewSection) -> VenueScale:
     """The rating scale of ``review.venue``."""
-    return VENUES[config.review.venue]
+    return VENUES[section.venue]
 
 
-def checked_threshold(config: PaperGymConfig) -> float | None:
+def checked_threshold(section: ReviewSection) -> float | None:
     """``review.threshold``, refused in one line unless it lies on the venue's rating range (a
     NaN, or a threshold below the lowest rating, would accept every paper without saying so)."""
-    threshold = config.review.threshold
-    scale = venue_scale(config)
-    if threshold is not None and not (
-        math.isfinite(threshold) and scale.low <= threshold <= scale.high
-    ):
+    threshold = section.threshold
+    scale = venue_scale(section)
+    if threshold is not None and not scale.holds(threshold):
         raise BadInputError(
             None,
             f"review.threshold {threshold:g} is outside the {scale.name} rating range "
@@ -49,56 +48,61 @@ def checked_threshold(config: PaperGymConfig) -> float | None:
     return threshold
 
 
-def reviewer_kind(config: PaperGymConfig) -> Literal["llm", "offline"]:
-    """Which reviewer ``review.reviewer`` names once ``auto`` is resolved."""
-    kind = config.review.reviewer
-    if kind == "llm" and not config.llm.configured:
+def reviewer_kind(section: ReviewSection, llm: LLMConfig) -> Literal["llm", "offline"]:
+    """Which reviewer ``review.reviewer`` names once ``auto`` is resolved (``llm``: whether an
+    LLM is configured)."""
+    kind = section.reviewer
+    if kind == "llm" and not llm.configured:
         raise BadInputError(
             None,
             "review.reviewer=llm needs an LLM: pass --llm-config, or --base-url and --model, or "
             "set llm in the -c file",
         )
     if kind == "auto":
-        return "llm" if config.llm.configured else "offline"
+        return "llm" if llm.configured else "offline"
     return kind
 
 
 def make_reviewer(
-    config: PaperGymConfig, llm: LLMClient | None = None, executor: Executor | None = None
+    section: ReviewSection,
+    llm: LLMConfig,
+    client: LLMClient | None = None,
+    executor: Executor | None = None,
 ) -> Reviewer:
-    """The reviewer ``config.review`` describes; ``llm`` is used (not closed) when given;
-    ``executor`` (a server's worker processes) anonymises the papers, off the event loop."""
+    """The reviewer ``section`` describes, through the reviewer role of ``llm``; ``client`` is
+    used (not closed) when given; ``executor`` (a server's worker processes) anonymises the
+    papers, off the event loop."""
     from papergym.review.offline import OfflineReviewer, load_baseline
 
-    settings = config.review
-    scale = venue_scale(config)
-    checked_threshold(config)
-    if reviewer_kind(config) == "offline":
+    scale = venue_scale(section)
+    checked_threshold(section)
+    if reviewer_kind(section, llm) == "offline":
         return OfflineReviewer(
-            path=settings.baseline, threshold=settings.threshold, scale=scale, executor=executor
+            path=section.baseline, threshold=section.threshold, scale=scale, executor=executor
         )
     from papergym.llm.client import LLMClient
     from papergym.review.reviewer import LLMReviewer
 
-    threshold = settings.threshold
+    threshold = section.threshold
     if threshold is None:  # calibrated on the human ratings the baseline was fitted on
-        threshold = load_baseline(settings.baseline).human_threshold
-    client = llm or LLMClient.from_config(config.llm)
-    return LLMReviewer.from_settings(client, settings, scale, threshold, executor=executor)
+        threshold = load_baseline(section.baseline).human_threshold
+    client = client or LLMClient.from_config(llm)
+    return LLMReviewer.from_settings(client, section, scale, threshold, executor=executor)
 
 
-def make_review_reward(config: PaperGymConfig, executor: Executor | None = None) -> ReviewReward:
-    """The review reward ``config`` describes: ``review.partial`` for texts scored from fewer
-    reviews than asked, ``review.max_answer_chars`` (0: none) for long texts. Its reviewer writes no meta-review: that text never changes a score, so for a
-    reward it would be a wasted call per text. ``executor``: see :func:`make_reviewer`."""
-    quiet = config.model_copy(
-        update={"review": config.review.model_copy(update={"meta_review": False})}
-    )
+def make_review_reward(
+    section: ReviewSection, llm: LLMConfig, executor: Executor | None = None
+) -> ReviewReward:
+    """The review reward ``section`` describes: ``review.partial`` for texts scored from fewer
+    reviews than asked, ``review.max_answer_chars`` (0: none) for long texts. Its reviewer
+    writes no meta-review: that text never changes a score, so for a reward it would be a
+    wasted call per text. ``executor``: see :func:`make_reviewer`."""
+    quiet = section.model_copy(update={"meta_review": False})
     return ReviewReward(
-        make_reviewer(quiet, executor=executor),
-        scale=venue_scale(config),
-        partial=config.review.partial,
-        max_answer_chars=config.review.max_answer_chars or None,
+        make_reviewer(quiet, llm, executor=executor),
+        scale=venue_scale(section),
+        partial=section.partial,
+        max_answer_chars=section.max_answer_chars or None,
         executor=executor,
     )
 
@@ -112,7 +116,7 @@ def shared_review_reward() -> ReviewReward:
     config = process_config()
     with _lock:
         if _reward is None or (_built_from is not None and _built_from is not config):
-            _reward, _built_from = make_review_reward(config), config
+            _reward, _built_from = make_review_reward(config.review, config.llm), config
         return _reward
 
 

@@ -14,17 +14,20 @@ class ReviewSection(ConfigSection):
     """``papergym review``: simulated peer review, its offline baseline and its evaluation."""
 
     reviewer: Literal["auto", "llm", "offline"] = "auto"
-    """llm: simulated reviewers through the reviewer role of ``llm``; offline: the fitted
-    baseline (no LLM); auto: llm when an LLM is configured (--reviewer)."""
+    """llm: simulated reviewers through the reviewer role of the llm section; offline: the
+    fitted baseline (no LLM, no reviews, a predicted score); auto: llm when an LLM is configured
+    (--reviewer)."""
     reviewers: int = Field(4, ge=1)
     """Simulated reviewers per paper, each an independent LLM call with its own profile and
     sampling seed (--reviewers)."""
     venue: Literal["iclr"] = "iclr"
     """The venue whose rating scale reviews use (iclr: 1, 3, 5, 6, 8, 10)."""
     threshold: float | None = None
-    """Decision threshold: accept when the score is at least this (--threshold); null: the one
-    calibrated on the human ratings and shipped with the baseline (for simulated reviewers the
-    mean human rating that best matches the decisions, for the baseline its own)."""
+    """Decision threshold: accept when the score is at least this, on the venue's rating range
+    (ICLR 1..10); null: the one calibrated on the human ratings and shipped with the baseline
+    (for simulated reviewers the mean human rating that best matches the decisions, for the
+    baseline its own). review eval also decides by it the scores given without a decision, and
+    the constant and single-human rows (--threshold)."""
     temperature: float = Field(0.7, ge=0.0)
     """Sampling temperature of each review (the meta-review too)."""
     max_tokens: int = Field(2048, ge=64)

@@ -345,9 +345,11 @@ def serve_reward(
         from papergym.review.runtime import make_review_reward, reviewer_kind
         from papergym.review.server import review_workers, serve_review
 
-        if reviewer_kind(settings) == "llm":  # before anything listens: not ready, exit 2
+        if (
+            reviewer_kind(settings.review, settings.llm) == "llm"
+        ):  # before anything listens: not ready, exit 2
             check_reachable(settings.llm, "reviewer")
-        review_reward = make_review_reward(settings, executor=review_workers())
+        review_reward = make_review_reward(settings.review, settings.llm, executor=review_workers())
         sock = bind(serving.host, serving.port)
         code = serve_review(
             review_reward,

@@ -34,8 +34,8 @@ class WriteSection(ConfigSection):
     paper_concurrency: int = Field(4, ge=1)
     """Papers written at once (each paper's sections are written in order)."""
     plan_only: bool = False
-    """Write experiments/results as an experiment plan without numbers (--plan-only), instead
-    of simulated numbers marked as such."""
+    """Write experiments and results as an experiment plan without numbers (checked), instead of
+    simulated numbers marked as such (--plan-only)."""
     min_paper_references: int = Field(5, ge=1)
     """write prepare: a paper citing fewer usable references is dropped."""
     leakage_ngram: int = Field(8, ge=3)

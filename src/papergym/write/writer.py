@@ -28,10 +28,10 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel
 
 from papergym import __version__
-from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.llm.client import LLMClient
 from papergym.llm.types import LLMOutputError, Message, SamplingParams
+from papergym.runfolder import RunRecord, resumes
 from papergym.sources.bib import BibParse, Reference
 from papergym.write.marking import SIMULATED_MACRO, cited, keep_known_cites, mark_simulated
 from papergym.write.paper_text import render_outline, render_paper, results_bearing
@@ -112,29 +112,21 @@ class WriteJob:
         }
 
 
+JOB_RECORD = RunRecord("job.json", "written paper")
+"""job.json: what a paper's saved work depends on (:meth:`WriteJob.identity`)."""
+
+
 def check_job(folder: Path, job: WriteJob) -> None:
-    """Refuse a folder that holds a paper written under other settings (nothing is written)."""
-    path = folder / "job.json"
-    if folder.exists() and not folder.is_dir():
-        raise BadInputError(folder, "exists and is not a folder; use another -o")
-    if not path.is_file():
-        if folder.is_dir() and any(folder.iterdir()):  # e.g. the user's own paper: keep it
-            raise BadInputError(
-                folder,
-                "holds files but no job.json: not a paper `papergym write` wrote; use another -o",
-            )
-        return
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        raise BadInputError(path, "not JSON; remove the folder or use another -o") from None
-    new = job.identity()
-    changed = [k for k in new if old.get(k) != new[k]]
-    if changed:
-        raise BadInputError(
-            folder,
-            f"holds a paper written with other settings ({', '.join(changed)}); use another -o",
-        )
+    """Refuse a folder that holds a paper written under other settings, naming what differs,
+    and one that holds files but no job.json (e.g. the user's own paper): nothing is written."""
+    identity = job.identity()
+    # a key an earlier job.json lacks counts as None, as it always has
+    resumes(
+        folder,
+        JOB_RECORD,
+        identity,
+        recorded_identity=lambda old: {k: old.get(k) for k in identity},
+    )
 
 
 def _save(path: Path, record: BaseModel) -> None:
@@ -162,7 +154,7 @@ class PaperWriter:
 
     async def write(self) -> WrittenPaper | WriteDrop:
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(self.folder / "job.json", json.dumps(self.job.identity(), indent=1))
+        write_text_atomic(JOB_RECORD.path(self.folder), json.dumps(self.job.identity(), indent=1))
         saved_drop = _load(self.folder / "drop.json", WriteDrop)
         if saved_drop is not None:
             return saved_drop
