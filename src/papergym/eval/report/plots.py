@@ -10,7 +10,7 @@ scales to its container's width. Nothing here reads files or knows about records
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
@@ -144,6 +144,105 @@ def _legend(canvas: _Canvas, names: Sequence[str], x: float, y: float) -> None:
         canvas.text(x + 15, y + index * 16, name)
 
 
+def _with_interval(text: str, low: float | None, high: float | None) -> str:
+    """``text`` and, when there is one, the interval ``[low, high]`` (for a tooltip)."""
+    if low is not None and high is not None:
+        return f"{text} [{low:.3f}, {high:.3f}]"
+    return text
+
+
+def _y_grid(
+    canvas: _Canvas, ticks: Sequence[float], y_of: Callable[[float], float], left: float, w: float
+) -> None:
+    """Horizontal grid lines across the plot (``w`` wide from ``left``), labelled on the left."""
+    for tick in ticks:
+        canvas.line(left, y_of(tick), left + w, y_of(tick), stroke="#e6e6e6")
+        canvas.text(left - 6, y_of(tick) + 4, _tick_label(tick), anchor="end", size=10)
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """A plot of one row per label under its title, on a shared horizontal axis."""
+
+    canvas: _Canvas
+    left: int
+    row_h: int
+    bottom: int
+    top: int = 30
+    right: int = 24
+
+    @property
+    def plot_w(self) -> int:
+        return self.canvas.width - self.left - self.right
+
+    @property
+    def axis_y(self) -> int:
+        """Where the rows end and the axis' labels begin."""
+        return self.canvas.height - self.bottom
+
+    def middle(self, index: int) -> float:
+        return self.top + index * self.row_h + self.row_h / 2
+
+    def x_of(self, value: float, low: float, high: float) -> float:
+        return self.left + self.plot_w * (value - low) / (high - low)
+
+    def grid(self, ticks: Sequence[float], x_of: Callable[[float], float]) -> None:
+        """Vertical grid lines at ``ticks``, labelled under the rows."""
+        for tick in ticks:
+            self.canvas.line(x_of(tick), self.top, x_of(tick), self.axis_y, stroke="#e6e6e6")
+            self.canvas.text(
+                x_of(tick), self.axis_y + 14, _tick_label(tick), anchor="middle", size=10
+            )
+
+    def x_label(self, text: str) -> None:
+        if text:
+            self.canvas.text(
+                self.left + self.plot_w / 2, self.canvas.height - 8, text, anchor="middle"
+            )
+
+
+def _rows(title: str, labels: Sequence[str], *, row_h: int, label_w: int, bottom: int) -> _Rows:
+    """A 720-pixel canvas titled ``title`` with a row per label; labels get up to ``label_w``
+    pixels."""
+    left = 16 + min(7 * max((len(n) for n in labels), default=4), label_w)
+    canvas = _Canvas(720, 30 + row_h * max(len(labels), 1) + bottom, title)
+    canvas.text(8, 18, title, size=13, weight="bold")
+    return _Rows(canvas, left, row_h, bottom)
+
+
+def _value_range(
+    values: Sequence[float], y_range: tuple[float, float] | None
+) -> tuple[float, float]:
+    if y_range is not None:
+        return y_range
+    return min([0.0, *values]), max([1e-9, *values]) * 1.1
+
+
+def _bar(
+    canvas: _Canvas,
+    y_of: Callable[[float], float],
+    baseline: float,
+    x: float,
+    bar_w: float,
+    label: str,
+    point: Point,
+    ink: str,
+) -> None:
+    """One bar from ``baseline`` to ``point`` with its interval as a whisker; 'n/a' without a
+    value."""
+    if point.value is None:
+        canvas.text(x + bar_w / 2, baseline - 4, "n/a", anchor="middle", size=9)
+        return
+    y_value = y_of(point.value)
+    tooltip = _with_interval(f"{label}: {_fmt(point.value, 3)}", point.low, point.high)
+    canvas.rect(x + 1, min(y_value, baseline), bar_w - 2, abs(baseline - y_value), ink, tooltip)
+    if point.low is not None and point.high is not None:
+        middle = x + bar_w / 2
+        canvas.line(middle, y_of(point.low), middle, y_of(point.high), stroke_width="1.5")
+        for end in (point.low, point.high):
+            canvas.line(middle - 4, y_of(end), middle + 4, y_of(end), stroke_width="1.5")
+
+
 def bar_chart(
     title: str,
     categories: Sequence[str],
@@ -163,11 +262,7 @@ def bar_chart(
     values = [
         v for s in series for p in s.points for v in (p.value, p.low, p.high) if v is not None
     ]
-    if y_range is None:
-        y_low = min([0.0, *values])
-        y_high = max([1e-9, *values]) * 1.1
-    else:
-        y_low, y_high = y_range
+    y_low, y_high = _value_range(values, y_range)
     ticks = _nice_ticks(y_low, y_high)
     y_low, y_high = min(y_low, ticks[0]), max(y_high, ticks[-1])
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -175,9 +270,7 @@ def bar_chart(
     def y_of(value: float) -> float:
         return top + plot_h * (1 - (value - y_low) / (y_high - y_low))
 
-    for tick in ticks:
-        canvas.line(left, y_of(tick), left + plot_w, y_of(tick), stroke="#e6e6e6")
-        canvas.text(left - 6, y_of(tick) + 4, _tick_label(tick), anchor="end", size=10)
+    _y_grid(canvas, ticks, y_of, left, plot_w)
     baseline = y_of(max(y_low, min(0.0, y_high)))
     canvas.line(left, baseline, left + plot_w, baseline)
     if y_label:
@@ -187,28 +280,9 @@ def bar_chart(
     for c_index, category in enumerate(categories):
         group_x = left + c_index * group_w + (group_w - bar_w * len(series)) / 2
         for s_index, one in enumerate(series):
-            point = one.points[c_index]
             x = group_x + s_index * bar_w
-            if point.value is None:
-                canvas.text(x + bar_w / 2, baseline - 4, "n/a", anchor="middle", size=9)
-                continue
-            y_value = y_of(point.value)
-            tooltip = f"{one.name} · {category}: {_fmt(point.value, 3)}"
-            if point.low is not None and point.high is not None:
-                tooltip += f" [{_fmt(point.low, 3)}, {_fmt(point.high, 3)}]"
-            canvas.rect(
-                x + 1,
-                min(y_value, baseline),
-                bar_w - 2,
-                abs(baseline - y_value),
-                colour(s_index),
-                tooltip,
-            )
-            if point.low is not None and point.high is not None:
-                middle = x + bar_w / 2
-                canvas.line(middle, y_of(point.low), middle, y_of(point.high), stroke_width="1.5")
-                for end in (point.low, point.high):
-                    canvas.line(middle - 4, y_of(end), middle + 4, y_of(end), stroke_width="1.5")
+            label = f"{one.name} · {category}"
+            _bar(canvas, y_of, baseline, x, bar_w, label, one.points[c_index], colour(s_index))
         canvas.text(
             left + (c_index + 0.5) * group_w, height - bottom + 16, category, anchor="middle"
         )
@@ -275,75 +349,62 @@ def _quantile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[below] + (sorted_values[above] - sorted_values[below]) * (position - below)
 
 
+def _box(
+    rows: _Rows, x_of: Callable[[float], float], index: int, name: str, raw: Sequence[float]
+) -> None:
+    """One group's box: quartiles, median, whiskers to 1.5 IQR and outliers."""
+    canvas, middle = rows.canvas, rows.middle(index)
+    canvas.text(rows.left - 6, middle + 4, name[:30], anchor="end")
+    values = sorted(raw)
+    if not values:
+        canvas.text(rows.left + 4, middle + 4, "no answers", size=10)
+        return
+    q1, median, q3 = (_quantile(values, q) for q in (0.25, 0.5, 0.75))
+    reach = 1.5 * (q3 - q1)
+    inside = [v for v in values if q1 - reach <= v <= q3 + reach]
+    low, high_whisker = inside[0], inside[-1]
+    ink = colour(index)
+    canvas.line(x_of(low), middle, x_of(high_whisker), middle, stroke=ink)
+    for end in (low, high_whisker):
+        canvas.line(x_of(end), middle - 6, x_of(end), middle + 6, stroke=ink)
+    canvas.rect(
+        x_of(q1),
+        middle - 10,
+        x_of(q3) - x_of(q1),
+        20,
+        ink,
+        f"{name}: median {median:g}, quartiles {q1:g}–{q3:g}, n {len(values)}",
+    )
+    # white on the box; in the group's colour when the box has no width (equal quartiles)
+    median_ink = "#fff" if x_of(q3) - x_of(q1) > 4 else ink
+    canvas.line(
+        x_of(median), middle - 10, x_of(median), middle + 10, stroke=median_ink, stroke_width="2"
+    )
+    for outlier in (v for v in values if v < low or v > high_whisker):
+        canvas.add(
+            f'<circle cx="{x_of(outlier):.1f}" cy="{middle:.1f}" r="2.5" fill="none" '
+            f'stroke="{ink}"/>'
+        )
+
+
 def box_plot(
     title: str, groups: Sequence[tuple[str, Sequence[float]]], *, x_label: str = ""
 ) -> str:
     """Horizontal box plots (quartiles, median, whiskers to 1.5 IQR, outliers as dots), one per
     group, on a shared axis."""
-    row_h = 34
-    left, right, top, bottom = (
-        16 + min(7 * max((len(n) for n, _ in groups), default=4), 180),
-        24,
-        30,
-        40,
-    )
-    width = 720
-    height = top + row_h * max(len(groups), 1) + bottom
-    canvas = _Canvas(width, height, title)
-    canvas.text(8, 18, title, size=13, weight="bold")
+    rows = _rows(title, [name for name, _ in groups], row_h=34, label_w=180, bottom=40)
     everything = [v for _, values in groups for v in values]
     high = max(everything, default=1.0)
     ticks = _nice_ticks(0.0, high if high > 0 else 1.0)
-    x_high = ticks[-1]
-    plot_w = width - left - right
 
     def x_of(value: float) -> float:
-        return left + plot_w * value / x_high
+        return rows.x_of(value, 0.0, ticks[-1])
 
-    for tick in ticks:
-        canvas.line(x_of(tick), top, x_of(tick), height - bottom, stroke="#e6e6e6")
-        canvas.text(x_of(tick), height - bottom + 14, _tick_label(tick), anchor="middle", size=10)
-    if x_label:
-        canvas.text(left + plot_w / 2, height - 8, x_label, anchor="middle")
+    rows.grid(ticks, x_of)
+    rows.x_label(x_label)
     for index, (name, raw) in enumerate(groups):
-        middle = top + index * row_h + row_h / 2
-        canvas.text(left - 6, middle + 4, name[:30], anchor="end")
-        values = sorted(raw)
-        if not values:
-            canvas.text(left + 4, middle + 4, "no answers", size=10)
-            continue
-        q1, median, q3 = (_quantile(values, q) for q in (0.25, 0.5, 0.75))
-        reach = 1.5 * (q3 - q1)
-        inside = [v for v in values if q1 - reach <= v <= q3 + reach]
-        low, high_whisker = inside[0], inside[-1]
-        ink = colour(index)
-        canvas.line(x_of(low), middle, x_of(high_whisker), middle, stroke=ink)
-        for end in (low, high_whisker):
-            canvas.line(x_of(end), middle - 6, x_of(end), middle + 6, stroke=ink)
-        canvas.rect(
-            x_of(q1),
-            middle - 10,
-            x_of(q3) - x_of(q1),
-            20,
-            ink,
-            f"{name}: median {median:g}, quartiles {q1:g}–{q3:g}, n {len(values)}",
-        )
-        # white on the box; in the group's colour when the box has no width (equal quartiles)
-        median_ink = "#fff" if x_of(q3) - x_of(q1) > 4 else ink
-        canvas.line(
-            x_of(median),
-            middle - 10,
-            x_of(median),
-            middle + 10,
-            stroke=median_ink,
-            stroke_width="2",
-        )
-        for outlier in (v for v in values if v < low or v > high_whisker):
-            canvas.add(
-                f'<circle cx="{x_of(outlier):.1f}" cy="{middle:.1f}" r="2.5" fill="none" '
-                f'stroke="{ink}"/>'
-            )
-    return canvas.render()
+        _box(rows, x_of, index, name, raw)
+    return rows.canvas.render()
 
 
 def scatter(
@@ -375,9 +436,7 @@ def scatter(
     def y_of(value: float) -> float:
         return top + plot_h * (1 - (value - y_low) / (y_high - y_low))
 
-    for tick in y_ticks:
-        canvas.line(left, y_of(tick), left + plot_w, y_of(tick), stroke="#e6e6e6")
-        canvas.text(left - 6, y_of(tick) + 4, _tick_label(tick), anchor="end", size=10)
+    _y_grid(canvas, y_ticks, y_of, left, plot_w)
     for tick in x_ticks:
         canvas.text(x_of(tick), top + plot_h + 14, _tick_label(tick), anchor="middle", size=10)
     canvas.line(left, top + plot_h, left + plot_w, top + plot_h)
@@ -398,6 +457,47 @@ def scatter(
     return canvas.render()
 
 
+def _stack(
+    rows: _Rows,
+    x_of: Callable[[float], float],
+    index: int,
+    label: str,
+    segments: Sequence[Segment],
+    colours: Sequence[str],
+) -> None:
+    """One row's bar: its segments side by side, each share written on it when it fits, and
+    the win interval above the bar's middle, the loss interval below (so they never hide each
+    other)."""
+    canvas, middle = rows.canvas, rows.middle(index)
+    canvas.text(rows.left - 6, middle + 4, label[:32], anchor="end")
+    start = 0.0
+    for s_index, segment in enumerate(segments):
+        tooltip = f"{label} · {segment.name}: {segment.value:.3f}"
+        canvas.rect(
+            x_of(start),
+            middle - 11,
+            x_of(start + segment.value) - x_of(start),
+            22,
+            colours[s_index % len(colours)],
+            _with_interval(tooltip, segment.low, segment.high),
+        )
+        if segment.value >= 0.06:
+            canvas.text(
+                x_of(start + segment.value / 2),
+                middle + 4,
+                f"{segment.value:.0%}",
+                anchor="middle",
+                size=10,
+                fill="#fff" if s_index != 1 else "#222",
+            )
+        start += segment.value
+    if segments and segments[0].low is not None and segments[0].high is not None:
+        _whisker(canvas, x_of(segments[0].low), x_of(segments[0].high), middle - 5)
+    last = segments[-1] if len(segments) > 1 else None
+    if last is not None and last.low is not None and last.high is not None:
+        _whisker(canvas, x_of(1 - last.high), x_of(1 - last.low), middle + 5)
+
+
 def stacked_bars(
     title: str,
     rows: Sequence[tuple[str, Sequence[Segment]]],
@@ -407,62 +507,20 @@ def stacked_bars(
     """Horizontal bars of shares (win / tie / loss) summing to at most 1, one per row, with
     each segment's interval drawn as a whisker around its right edge (the first segment) or its
     left edge (the last one), where a reader compares them."""
-    row_h = 34
-    left = 16 + min(7 * max((len(n) for n, _ in rows), default=4), 200)
-    right, top, bottom = 24, 30, 50
-    width = 720
-    height = top + row_h * max(len(rows), 1) + bottom
-    canvas = _Canvas(width, height, title)
-    canvas.text(8, 18, title, size=13, weight="bold")
-    plot_w = width - left - right
+    plot = _rows(title, [label for label, _ in rows], row_h=34, label_w=200, bottom=50)
 
     def x_of(value: float) -> float:
-        return left + plot_w * max(0.0, min(1.0, value))
+        return plot.x_of(max(0.0, min(1.0, value)), 0.0, 1.0)
 
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        canvas.line(x_of(tick), top, x_of(tick), height - bottom, stroke="#e6e6e6")
-        canvas.text(x_of(tick), height - bottom + 14, _tick_label(tick), anchor="middle", size=10)
-    names: list[str] = []
+    plot.grid((0.0, 0.25, 0.5, 0.75, 1.0), x_of)
     for index, (label, segments) in enumerate(rows):
-        middle = top + index * row_h + row_h / 2
-        canvas.text(left - 6, middle + 4, label[:32], anchor="end")
-        start = 0.0
-        for s_index, segment in enumerate(segments):
-            if segment.name not in names:
-                names.append(segment.name)
-            tooltip = f"{label} · {segment.name}: {segment.value:.3f}"
-            if segment.low is not None and segment.high is not None:
-                tooltip += f" [{segment.low:.3f}, {segment.high:.3f}]"
-            canvas.rect(
-                x_of(start),
-                middle - 11,
-                x_of(start + segment.value) - x_of(start),
-                22,
-                colours[s_index % len(colours)],
-                tooltip,
-            )
-            if segment.value >= 0.06:
-                canvas.text(
-                    x_of(start + segment.value / 2),
-                    middle + 4,
-                    f"{segment.value:.0%}",
-                    anchor="middle",
-                    size=10,
-                    fill="#fff" if s_index != 1 else "#222",
-                )
-            start += segment.value
-        # the win interval above the bar's middle, the loss interval below, so they never hide
-        # each other
-        if segments and segments[0].low is not None and segments[0].high is not None:
-            _whisker(canvas, x_of(segments[0].low), x_of(segments[0].high), middle - 5)
-        last = segments[-1] if len(segments) > 1 else None
-        if last is not None and last.low is not None and last.high is not None:
-            _whisker(canvas, x_of(1 - last.high), x_of(1 - last.low), middle + 5)
+        _stack(plot, x_of, index, label, segments, colours)
+    names = list(dict.fromkeys(segment.name for _, segments in rows for segment in segments))
     for s_index, name in enumerate(names):
-        x = left + s_index * 110
-        canvas.rect(x, height - 22, 10, 10, colours[s_index % len(colours)])
-        canvas.text(x + 15, height - 13, name)
-    return canvas.render()
+        x = plot.left + s_index * 110
+        plot.canvas.rect(x, plot.canvas.height - 22, 10, 10, colours[s_index % len(colours)])
+        plot.canvas.text(x + 15, plot.canvas.height - 13, name)
+    return plot.canvas.render()
 
 
 def _whisker(canvas: _Canvas, x1: float, x2: float, y: float) -> None:
@@ -481,42 +539,32 @@ def forest_plot(
 ) -> str:
     """One estimate per row as a dot with its interval, against a dashed reference line (0
     for differences, chance for a position-bias rate)."""
-    row_h = 28
-    left = 16 + min(7 * max((len(n) for n, _ in rows), default=4), 260)
-    right, top, bottom = 24, 30, 44
-    width = 720
-    height = top + row_h * max(len(rows), 1) + bottom
-    canvas = _Canvas(width, height, title)
-    canvas.text(8, 18, title, size=13, weight="bold")
+    plot = _rows(title, [label for label, _ in rows], row_h=28, label_w=260, bottom=44)
+    canvas = plot.canvas
     ends = [v for _, p in rows for v in (p.value, p.low, p.high) if v is not None]
     if x_range is None:
         reach = max([abs(v - reference) for v in ends] + [0.05]) * 1.1
         x_range = (reference - reach, reference + reach)
     ticks = _nice_ticks(*x_range)
-    x_low, x_high = ticks[0], ticks[-1]
-    plot_w = width - left - right
 
     def x_of(value: float) -> float:
-        return left + plot_w * (value - x_low) / (x_high - x_low)
+        return plot.x_of(value, ticks[0], ticks[-1])
 
-    for tick in ticks:
-        canvas.line(x_of(tick), top, x_of(tick), height - bottom, stroke="#e6e6e6")
-        canvas.text(x_of(tick), height - bottom + 14, _tick_label(tick), anchor="middle", size=10)
+    plot.grid(ticks, x_of)
     canvas.line(
         x_of(reference),
-        top,
+        plot.top,
         x_of(reference),
-        height - bottom,
+        plot.axis_y,
         stroke="#888",
         stroke_dasharray="4 3",
     )
-    if x_label:
-        canvas.text(left + plot_w / 2, height - 8, x_label, anchor="middle")
+    plot.x_label(x_label)
     for index, (label, point) in enumerate(rows):
-        middle = top + index * row_h + row_h / 2
-        canvas.text(left - 6, middle + 4, label[:40], anchor="end")
+        middle = plot.middle(index)
+        canvas.text(plot.left - 6, middle + 4, label[:40], anchor="end")
         if point.value is None:
-            canvas.text(left + 4, middle + 4, "n/a", size=10)
+            canvas.text(plot.left + 4, middle + 4, "n/a", size=10)
             continue
         if point.low is not None and point.high is not None:
             _whisker(canvas, x_of(point.low), x_of(point.high), middle)

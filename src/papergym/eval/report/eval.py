@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from markupsafe import Markup
 
-from papergym.eval import plots
 from papergym.eval import records as er
-from papergym.eval.report_parts import (
+from papergym.eval.report import plots
+from papergym.eval.report.parts import (
     EvalDir,
     Example,
     ExampleAnswer,
