@@ -51,6 +51,49 @@ EVAL_DIRS_HELP = (
     "evaluated on the same data), and config overrides (compare.reference=true)."
 )
 
+EvalDirsArgument = Annotated[
+    list[str],
+    typer.Argument(help=EVAL_DIRS_HELP, metavar="EVAL_DIR... [KEY=VALUE]...", show_default=False),
+]
+OutOption = Annotated[
+    Path,
+    typer.Option(
+        "-o",
+        "--out",
+        help="Output folder: verdicts.jsonl, summary.json, config.yaml. Running the same "
+        "command again skips the verdicts already there; another command's folder is "
+        "refused.",
+        show_default=False,
+    ),
+]
+JudgeSpecOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        help="The judge: a role of the llm config (default: judge) or openai:MODEL@URL. "
+        "Sets compare.judges.",
+        show_default=False,
+    ),
+]
+JudgeSpecsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judges",
+        help="Several judges, comma-separated (J1,J2): each asked every question in every "
+        "order; their agreement is reported as Fleiss' κ. Sets compare.judges.",
+        show_default=False,
+    ),
+]
+DataOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="The data the EVAL_DIRs were evaluated on, when it is no longer at the path "
+        "their summary.json names (checked against their data_id).",
+        show_default=False,
+    ),
+]
+
 
 def judge_flags(judge: str | None, judges: str | None) -> list[Override]:
     """The overrides of --judge and --judges, which both set compare.judges."""
@@ -91,50 +134,11 @@ class _Bar:
 @app.command("compare")
 @reports_errors
 def compare(
-    arguments: Annotated[
-        list[str],
-        typer.Argument(
-            help=EVAL_DIRS_HELP, metavar="EVAL_DIR... [KEY=VALUE]...", show_default=False
-        ),
-    ],
-    out: Annotated[
-        Path,
-        typer.Option(
-            "-o",
-            "--out",
-            help="Output folder: verdicts.jsonl, summary.json, config.yaml. Running the same "
-            "command again skips the verdicts already there; another command's folder is "
-            "refused.",
-            show_default=False,
-        ),
-    ],
-    judge: Annotated[
-        str | None,
-        typer.Option(
-            "--judge",
-            help="The judge: a role of the llm config (default: judge) or openai:MODEL@URL. "
-            "Sets compare.judges.",
-            show_default=False,
-        ),
-    ] = None,
-    judges: Annotated[
-        str | None,
-        typer.Option(
-            "--judges",
-            help="Several judges, comma-separated (J1,J2): each asked every question in every "
-            "order; their agreement is reported as Fleiss' κ. Sets compare.judges.",
-            show_default=False,
-        ),
-    ] = None,
-    data: Annotated[
-        Path | None,
-        typer.Option(
-            "--data",
-            help="The data the EVAL_DIRs were evaluated on, when it is no longer at the path "
-            "their summary.json names (checked against their data_id).",
-            show_default=False,
-        ),
-    ] = None,
+    arguments: EvalDirsArgument,
+    out: OutOption,
+    judge: JudgeSpecOption = None,
+    judges: JudgeSpecsOption = None,
+    data: DataOption = None,
     config: ConfigOption = None,
     llm_config: LLMConfigOption = None,
     base_url: BaseUrlOption = None,

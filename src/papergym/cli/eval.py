@@ -36,7 +36,7 @@ from papergym.eval.records import (
 )
 from papergym.eval.run import refuse_foreign_folder, run_eval
 from papergym.eval.summary import alpha_text
-from papergym.eval.systems import resolve_systems
+from papergym.eval.systems import ResolvedSystem, resolve_systems
 from papergym.llm.report import usage_table
 from papergym.llm.usage import UsageTracker
 from papergym.settings.load import config_yaml, is_override
@@ -44,6 +44,35 @@ from papergym.settings.models import PaperGymConfig
 
 app = single_app()
 
+SystemsArgument = Annotated[
+    list[str],
+    typer.Argument(
+        metavar="SYSTEM... [KEY=VALUE]...",
+        help="SYSTEM... (NAME=SPEC or SPEC: a run folder, a model folder, or "
+        "openai:MODEL@URL), then optional key=value config overrides.",
+        show_default=False,
+    ),
+]
+DataOption = Annotated[
+    Path,
+    typer.Option(
+        "--data",
+        help="The questions: a `papergym build` folder, an instances.jsonl, or a rubric "
+        "dataset `papergym audit` reads (ResearchPlanGen, ResearchQA, RubricHub, generic "
+        "{question, criteria}; weights kept).",
+        show_default=False,
+    ),
+]
+OutOption = Annotated[
+    Path,
+    typer.Option(
+        "-o",
+        "--out",
+        help="The eval folder (created once the checks pass): new, empty, or an earlier "
+        "eval's to resume it; another command's folder is refused.",
+        show_default=False,
+    ),
+]
 JudgeBaseUrlOption = Annotated[
     str | None,
     typer.Option(
@@ -87,35 +116,9 @@ def split_systems(arguments: list[str]) -> tuple[list[str], list[str]]:
 @reports_errors
 @config_flags(split="eval.split", samples=("eval.samples", "-n", "--samples"), judge="reward.judge")
 def eval_command(
-    arguments: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="SYSTEM... [KEY=VALUE]...",
-            help="SYSTEM... (NAME=SPEC or SPEC: a run folder, a model folder, or "
-            "openai:MODEL@URL), then optional key=value config overrides.",
-            show_default=False,
-        ),
-    ],
-    data: Annotated[
-        Path,
-        typer.Option(
-            "--data",
-            help="The questions: a `papergym build` folder, an instances.jsonl, or a rubric "
-            "dataset `papergym audit` reads (ResearchPlanGen, ResearchQA, RubricHub, generic "
-            "{question, criteria}; weights kept).",
-            show_default=False,
-        ),
-    ],
-    out: Annotated[
-        Path,
-        typer.Option(
-            "-o",
-            "--out",
-            help="The eval folder (created once the checks pass): new, empty, or an earlier "
-            "eval's to resume it; another command's folder is refused.",
-            show_default=False,
-        ),
-    ],
+    arguments: SystemsArgument,
+    data: DataOption,
+    out: OutOption,
     config: ConfigOption = None,
     llm_config: LLMConfigOption = None,
     base_url: JudgeBaseUrlOption = None,
@@ -143,16 +146,9 @@ def eval_command(
     loaded = load_eval_data(
         data, settings.eval.split, settings.data.test_fraction, settings.eval.limit
     )
-    default = settings.llm.default
-    systems = resolve_systems(
-        specs,
-        api_key_env=default.api_key_env if default else None,
-        concurrency=settings.eval.max_concurrency,
-        default_prompt=settings.data.system_prompt,
-    )
     result = run_eval(
         loaded,
-        systems,
+        _systems(specs, settings),
         out,
         section=settings.eval,
         reward=settings.reward,
@@ -172,6 +168,18 @@ def eval_command(
     judged = [result.judge_usage] if result.judge_usage else []  # beside the systems' calls
     print_eval_summary(result.summary, UsageTracker.merged(result.usage, *judged))
     stdout.print(f"wrote {out}/{{{ANSWERS_FILE}, {SCORES_FILE}, {SUMMARY_FILE}, {CONFIG_FILE}}}")
+
+
+def _systems(specs: list[str], settings: PaperGymConfig) -> list[ResolvedSystem]:
+    """The SYSTEMs given, with the eval's concurrency, the default endpoint's key variable and
+    the training prompt (data.system_prompt) where a run folder does not name its own."""
+    default = settings.llm.default
+    return resolve_systems(
+        specs,
+        api_key_env=default.api_key_env if default else None,
+        concurrency=settings.eval.max_concurrency,
+        default_prompt=settings.data.system_prompt,
+    )
 
 
 def _fmt(estimate: Estimate) -> str:
