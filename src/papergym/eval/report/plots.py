@@ -11,22 +11,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from html import escape
 
-# Okabe-Ito: distinguishable with the common colour-vision deficiencies.
-PALETTE = (
-    "#0072B2",
-    "#E69F00",
-    "#009E73",
-    "#CC79A7",
-    "#56B4E9",
-    "#D55E00",
-    "#F0E442",
-    "#000000",
+from papergym.eval.report.svg import (
+    MISSING,
+    Canvas,
+    RowPlot,
+    colour,
+    draw_legend,
+    fmt,
+    nice_ticks,
+    row_plot,
+    tick_label,
+    whisker,
+    with_interval,
+    y_grid,
 )
-FONT = "font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif"
-MISSING = "#e0e0e0"
 
 
 @dataclass(frozen=True)
@@ -56,160 +57,6 @@ class Segment:
     high: float | None = None
 
 
-@dataclass
-class _Canvas:
-    width: int
-    height: int
-    title: str
-    parts: list[str] = field(default_factory=list)
-
-    def add(self, element: str) -> None:
-        self.parts.append(element)
-
-    def text(
-        self,
-        x: float,
-        y: float,
-        content: str,
-        *,
-        anchor: str = "start",
-        size: int = 11,
-        weight: str = "normal",
-        rotate: float | None = None,
-        fill: str = "#222",
-    ) -> None:
-        transform = f' transform="rotate({rotate:g} {x:.1f} {y:.1f})"' if rotate else ""
-        self.add(
-            f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" '
-            f'font-weight="{weight}" fill="{fill}"{transform}>{escape(content)}</text>'
-        )
-
-    def line(
-        self, x1: float, y1: float, x2: float, y2: float, stroke: str = "#222", **extra: str
-    ) -> None:
-        attributes = "".join(f' {key.replace("_", "-")}="{value}"' for key, value in extra.items())
-        self.add(
-            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
-            f'stroke="{stroke}"{attributes}/>'
-        )
-
-    def rect(
-        self, x: float, y: float, w: float, h: float, fill: str, tooltip: str | None = None
-    ) -> None:
-        inner = f"<title>{escape(tooltip)}</title>" if tooltip else ""
-        self.add(
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0.0):.1f}" height="{max(h, 0.0):.1f}" '
-            f'fill="{fill}">{inner}</rect>'
-        )
-
-    def render(self) -> str:
-        body = "\n".join(self.parts)
-        return (
-            f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" '
-            f'viewBox="0 0 {self.width} {self.height}" style="{FONT};max-width:{self.width}px" '
-            f'width="100%"><title>{escape(self.title)}</title>\n'
-            f'<rect width="{self.width}" height="{self.height}" fill="#fff"/>\n'
-            f"{body}\n</svg>"
-        )
-
-
-def colour(index: int) -> str:
-    """The palette colour of the ``index``-th system (cycling)."""
-    return PALETTE[index % len(PALETTE)]
-
-
-def _fmt(value: float | None, digits: int = 2) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values covering [low, high]."""
-    if high <= low:
-        high = low + 1.0
-    raw = (high - low) / count
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
-    first = math.floor(low / step + 1e-9)
-    last = math.ceil(high / step - 1e-9)  # the last tick reaches the highest value
-    return [round(k * step, 10) for k in range(first, last + 1)]
-
-
-def _tick_label(value: float) -> str:
-    return f"{value:g}" if abs(value) >= 1e-9 else "0"
-
-
-def _legend(canvas: _Canvas, names: Sequence[str], x: float, y: float) -> None:
-    for index, name in enumerate(names):
-        canvas.rect(x, y + index * 16 - 9, 10, 10, colour(index))
-        canvas.text(x + 15, y + index * 16, name)
-
-
-def _with_interval(text: str, low: float | None, high: float | None) -> str:
-    """``text`` and, when there is one, the interval ``[low, high]`` (for a tooltip)."""
-    if low is not None and high is not None:
-        return f"{text} [{low:.3f}, {high:.3f}]"
-    return text
-
-
-def _y_grid(
-    canvas: _Canvas, ticks: Sequence[float], y_of: Callable[[float], float], left: float, w: float
-) -> None:
-    """Horizontal grid lines across the plot (``w`` wide from ``left``), labelled on the left."""
-    for tick in ticks:
-        canvas.line(left, y_of(tick), left + w, y_of(tick), stroke="#e6e6e6")
-        canvas.text(left - 6, y_of(tick) + 4, _tick_label(tick), anchor="end", size=10)
-
-
-@dataclass(frozen=True)
-class _Rows:
-    """A plot of one row per label under its title, on a shared horizontal axis."""
-
-    canvas: _Canvas
-    left: int
-    row_h: int
-    bottom: int
-    top: int = 30
-    right: int = 24
-
-    @property
-    def plot_w(self) -> int:
-        return self.canvas.width - self.left - self.right
-
-    @property
-    def axis_y(self) -> int:
-        """Where the rows end and the axis' labels begin."""
-        return self.canvas.height - self.bottom
-
-    def middle(self, index: int) -> float:
-        return self.top + index * self.row_h + self.row_h / 2
-
-    def x_of(self, value: float, low: float, high: float) -> float:
-        return self.left + self.plot_w * (value - low) / (high - low)
-
-    def grid(self, ticks: Sequence[float], x_of: Callable[[float], float]) -> None:
-        """Vertical grid lines at ``ticks``, labelled under the rows."""
-        for tick in ticks:
-            self.canvas.line(x_of(tick), self.top, x_of(tick), self.axis_y, stroke="#e6e6e6")
-            self.canvas.text(
-                x_of(tick), self.axis_y + 14, _tick_label(tick), anchor="middle", size=10
-            )
-
-    def x_label(self, text: str) -> None:
-        if text:
-            self.canvas.text(
-                self.left + self.plot_w / 2, self.canvas.height - 8, text, anchor="middle"
-            )
-
-
-def _rows(title: str, labels: Sequence[str], *, row_h: int, label_w: int, bottom: int) -> _Rows:
-    """A 720-pixel canvas titled ``title`` with a row per label; labels get up to ``label_w``
-    pixels."""
-    left = 16 + min(7 * max((len(n) for n in labels), default=4), label_w)
-    canvas = _Canvas(720, 30 + row_h * max(len(labels), 1) + bottom, title)
-    canvas.text(8, 18, title, size=13, weight="bold")
-    return _Rows(canvas, left, row_h, bottom)
-
-
 def _value_range(
     values: Sequence[float], y_range: tuple[float, float] | None
 ) -> tuple[float, float]:
@@ -219,7 +66,7 @@ def _value_range(
 
 
 def _bar(
-    canvas: _Canvas,
+    canvas: Canvas,
     y_of: Callable[[float], float],
     baseline: float,
     x: float,
@@ -234,7 +81,7 @@ def _bar(
         canvas.text(x + bar_w / 2, baseline - 4, "n/a", anchor="middle", size=9)
         return
     y_value = y_of(point.value)
-    tooltip = _with_interval(f"{label}: {_fmt(point.value, 3)}", point.low, point.high)
+    tooltip = with_interval(f"{label}: {fmt(point.value, 3)}", point.low, point.high)
     canvas.rect(x + 1, min(y_value, baseline), bar_w - 2, abs(baseline - y_value), ink, tooltip)
     if point.low is not None and point.high is not None:
         middle = x + bar_w / 2
@@ -257,20 +104,20 @@ def bar_chart(
     height = 300
     legend_width = 150 if len(series) > 1 else 0
     left, right, top, bottom = 56, 16 + legend_width, 30, 58
-    canvas = _Canvas(width, height, title)
+    canvas = Canvas(width, height, title)
     canvas.text(left, 18, title, size=13, weight="bold")
     values = [
         v for s in series for p in s.points for v in (p.value, p.low, p.high) if v is not None
     ]
     y_low, y_high = _value_range(values, y_range)
-    ticks = _nice_ticks(y_low, y_high)
+    ticks = nice_ticks(y_low, y_high)
     y_low, y_high = min(y_low, ticks[0]), max(y_high, ticks[-1])
     plot_w, plot_h = width - left - right, height - top - bottom
 
     def y_of(value: float) -> float:
         return top + plot_h * (1 - (value - y_low) / (y_high - y_low))
 
-    _y_grid(canvas, ticks, y_of, left, plot_w)
+    y_grid(canvas, ticks, y_of, left, plot_w)
     baseline = y_of(max(y_low, min(0.0, y_high)))
     canvas.line(left, baseline, left + plot_w, baseline)
     if y_label:
@@ -287,7 +134,7 @@ def bar_chart(
             left + (c_index + 0.5) * group_w, height - bottom + 16, category, anchor="middle"
         )
     if legend_width:
-        _legend(canvas, [s.name for s in series], width - legend_width + 4, top + 10)
+        draw_legend(canvas, [s.name for s in series], width - legend_width + 4, top + 10)
     return canvas.render()
 
 
@@ -319,7 +166,7 @@ def heatmap(
     reach = round(4.6 * longest) if slanted else 0
     width = max(left + cell_w * len(columns) + reach + 8, 16 + 7 * len(title))
     height = top + cell_h * len(rows) + 12
-    canvas = _Canvas(width, height, title)
+    canvas = Canvas(width, height, title)
     canvas.text(8, 18, title, size=13, weight="bold")
     for c_index, column in enumerate(columns):
         x = left + (c_index + 0.5) * cell_w
@@ -337,7 +184,7 @@ def heatmap(
             canvas.rect(x + 1, y + 1, cell_w - 2, cell_h - 2, fill, tooltip)
             ink = "#fff" if value is not None and value > 0.55 else "#222"
             canvas.text(
-                x + cell_w / 2, y + cell_h / 2 + 4, _fmt(value), anchor="middle", size=10, fill=ink
+                x + cell_w / 2, y + cell_h / 2 + 4, fmt(value), anchor="middle", size=10, fill=ink
             )
     return canvas.render()
 
@@ -350,7 +197,7 @@ def _quantile(sorted_values: Sequence[float], q: float) -> float:
 
 
 def _box(
-    rows: _Rows, x_of: Callable[[float], float], index: int, name: str, raw: Sequence[float]
+    rows: RowPlot, x_of: Callable[[float], float], index: int, name: str, raw: Sequence[float]
 ) -> None:
     """One group's box: quartiles, median, whiskers to 1.5 IQR and outliers."""
     canvas, middle = rows.canvas, rows.middle(index)
@@ -392,10 +239,10 @@ def box_plot(
 ) -> str:
     """Horizontal box plots (quartiles, median, whiskers to 1.5 IQR, outliers as dots), one per
     group, on a shared axis."""
-    rows = _rows(title, [name for name, _ in groups], row_h=34, label_w=180, bottom=40)
+    rows = row_plot(title, [name for name, _ in groups], row_h=34, label_w=180, bottom=40)
     everything = [v for _, values in groups for v in values]
     high = max(everything, default=1.0)
-    ticks = _nice_ticks(0.0, high if high > 0 else 1.0)
+    ticks = nice_ticks(0.0, high if high > 0 else 1.0)
 
     def x_of(value: float) -> float:
         return rows.x_of(value, 0.0, ticks[-1])
@@ -421,11 +268,11 @@ def scatter(
     width, height = 720, 340
     legend_width = 230
     left, right, top, bottom = 56, 16 + legend_width, 30, 44
-    canvas = _Canvas(width, height, title)
+    canvas = Canvas(width, height, title)
     canvas.text(left, 18, title, size=13, weight="bold")
     xs = [x for _, points in series for x, _ in points]
-    x_ticks = _nice_ticks(0.0, max(xs, default=1.0) or 1.0)
-    y_ticks = _nice_ticks(*y_range)
+    x_ticks = nice_ticks(0.0, max(xs, default=1.0) or 1.0)
+    y_ticks = nice_ticks(*y_range)
     x_high = x_ticks[-1]
     y_low, y_high = y_ticks[0], y_ticks[-1]
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -436,9 +283,9 @@ def scatter(
     def y_of(value: float) -> float:
         return top + plot_h * (1 - (value - y_low) / (y_high - y_low))
 
-    _y_grid(canvas, y_ticks, y_of, left, plot_w)
+    y_grid(canvas, y_ticks, y_of, left, plot_w)
     for tick in x_ticks:
-        canvas.text(x_of(tick), top + plot_h + 14, _tick_label(tick), anchor="middle", size=10)
+        canvas.text(x_of(tick), top + plot_h + 14, tick_label(tick), anchor="middle", size=10)
     canvas.line(left, top + plot_h, left + plot_w, top + plot_h)
     canvas.line(left, top, left, top + plot_h)
     if x_label:
@@ -451,14 +298,14 @@ def scatter(
                 f'<circle cx="{x_of(x):.1f}" cy="{y_of(y):.1f}" r="3" fill="{colour(index)}" '
                 'fill-opacity="0.6"/>'
             )
-    _legend(
+    draw_legend(
         canvas, list(legend or [name for name, _ in series]), width - legend_width + 4, top + 10
     )
     return canvas.render()
 
 
 def _stack(
-    rows: _Rows,
+    rows: RowPlot,
     x_of: Callable[[float], float],
     index: int,
     label: str,
@@ -479,7 +326,7 @@ def _stack(
             x_of(start + segment.value) - x_of(start),
             22,
             colours[s_index % len(colours)],
-            _with_interval(tooltip, segment.low, segment.high),
+            with_interval(tooltip, segment.low, segment.high),
         )
         if segment.value >= 0.06:
             canvas.text(
@@ -492,10 +339,10 @@ def _stack(
             )
         start += segment.value
     if segments and segments[0].low is not None and segments[0].high is not None:
-        _whisker(canvas, x_of(segments[0].low), x_of(segments[0].high), middle - 5)
+        whisker(canvas, x_of(segments[0].low), x_of(segments[0].high), middle - 5)
     last = segments[-1] if len(segments) > 1 else None
     if last is not None and last.low is not None and last.high is not None:
-        _whisker(canvas, x_of(1 - last.high), x_of(1 - last.low), middle + 5)
+        whisker(canvas, x_of(1 - last.high), x_of(1 - last.low), middle + 5)
 
 
 def stacked_bars(
@@ -507,7 +354,7 @@ def stacked_bars(
     """Horizontal bars of shares (win / tie / loss) summing to at most 1, one per row, with
     each segment's interval drawn as a whisker around its right edge (the first segment) or its
     left edge (the last one), where a reader compares them."""
-    plot = _rows(title, [label for label, _ in rows], row_h=34, label_w=200, bottom=50)
+    plot = row_plot(title, [label for label, _ in rows], row_h=34, label_w=200, bottom=50)
 
     def x_of(value: float) -> float:
         return plot.x_of(max(0.0, min(1.0, value)), 0.0, 1.0)
@@ -523,12 +370,6 @@ def stacked_bars(
     return plot.canvas.render()
 
 
-def _whisker(canvas: _Canvas, x1: float, x2: float, y: float) -> None:
-    canvas.line(x1, y, x2, y, stroke_width="1.5")
-    for x in (x1, x2):
-        canvas.line(x, y - 4, x, y + 4, stroke_width="1.5")
-
-
 def forest_plot(
     title: str,
     rows: Sequence[tuple[str, Point]],
@@ -539,13 +380,13 @@ def forest_plot(
 ) -> str:
     """One estimate per row as a dot with its interval, against a dashed reference line (0
     for differences, chance for a position-bias rate)."""
-    plot = _rows(title, [label for label, _ in rows], row_h=28, label_w=260, bottom=44)
+    plot = row_plot(title, [label for label, _ in rows], row_h=28, label_w=260, bottom=44)
     canvas = plot.canvas
     ends = [v for _, p in rows for v in (p.value, p.low, p.high) if v is not None]
     if x_range is None:
         reach = max([abs(v - reference) for v in ends] + [0.05]) * 1.1
         x_range = (reference - reach, reference + reach)
-    ticks = _nice_ticks(*x_range)
+    ticks = nice_ticks(*x_range)
 
     def x_of(value: float) -> float:
         return plot.x_of(value, ticks[0], ticks[-1])
@@ -567,9 +408,9 @@ def forest_plot(
             canvas.text(plot.left + 4, middle + 4, "n/a", size=10)
             continue
         if point.low is not None and point.high is not None:
-            _whisker(canvas, x_of(point.low), x_of(point.high), middle)
+            whisker(canvas, x_of(point.low), x_of(point.high), middle)
         canvas.add(
             f'<circle cx="{x_of(point.value):.1f}" cy="{middle:.1f}" r="4.5" fill="{colour(0)}">'
-            f"<title>{escape(label)}: {_fmt(point.value, 3)}</title></circle>"
+            f"<title>{escape(label)}: {fmt(point.value, 3)}</title></circle>"
         )
     return canvas.render()
