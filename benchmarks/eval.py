@@ -57,9 +57,10 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from papergym.eval.compare_judge import plan_tasks, resolve_judges, run_tasks
-from papergym.eval.compare_prompt import answer_schema, compare_messages, setup_id, shown_answer
-from papergym.eval.compare_records import CompareVerdict
+from papergym.eval.compare.judge import plan_tasks, resolve_judges, run_tasks
+from papergym.eval.compare.orderings import design, orderings_of
+from papergym.eval.compare.prompt import answer_schema, compare_messages, setup_id, shown_answer
+from papergym.eval.compare.records import CompareVerdict
 from papergym.eval.evaluate import (
     eval_reward,
     generate,
@@ -68,7 +69,6 @@ from papergym.eval.evaluate import (
     system_client,
 )
 from papergym.eval.log import RecordLog
-from papergym.eval.orderings import design, orderings_of
 from papergym.eval.records import EvalAnswer, EvalScore
 from papergym.eval.settings import EvalSection
 from papergym.eval.systems import resolve_system
@@ -216,7 +216,7 @@ async def run_ours(
     )
     tracker = UsageTracker()
     client = system_client(system, settings.llm, tracker)
-    reward: RubricReward = eval_reward(settings)
+    reward: RubricReward = eval_reward(settings.reward, settings.llm)
     judge_llm: LLMClient = reward.judge.llm  # type: ignore[attr-defined]
     (judge,) = resolve_judges(["judge"], settings.llm)
     compare_client = LLMClient(judge.config, cache=judge_llm.cache, tracker=tracker)

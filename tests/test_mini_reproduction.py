@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from papergym.eval.records import EvalScore, EvalSummary
-from papergym.eval.report import write_report
+from papergym.eval.report.run import write_report
 from papergym.jsonl import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]

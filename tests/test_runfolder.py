@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from papergym.errors import BadInputError
-from papergym.runfolder import RunRecord, differences, resumes
+from papergym.runfolder import RunRecord, differences, merged_identity, refuse_foreign, resumes
 
 RECORD = RunRecord("plan.json", "review", limit=2)
 
@@ -60,3 +60,47 @@ def test_differences_flatten_nested_keys_and_mark_unset_ones() -> None:
         "n: (unset) → 1",
     ]
     assert RunRecord("a.yaml", "ARES build").a_what == "an ARES build"
+
+
+def test_a_folder_without_the_record_is_refused_naming_its_first_entries(tmp_path: Path) -> None:
+    record = RunRecord("verdicts.jsonl", "compare")
+    refuse_foreign(tmp_path / "new", record)  # new and empty folders are fine
+    for name in ("d.txt", "a.txt", "c.txt", "b.txt"):
+        (tmp_path / name).write_text("mine")
+    with pytest.raises(BadInputError) as refused:
+        refuse_foreign(tmp_path, record)
+    assert str(refused.value).endswith(
+        "holds a.txt, b.txt, c.txt but no verdicts.jsonl: not a `papergym compare` folder; "
+        "use another -o"
+    )
+    (tmp_path / "verdicts.jsonl").write_text("")
+    refuse_foreign(tmp_path, record)
+    with pytest.raises(BadInputError, match=r"holds a\.txt"):  # a stricter test of its own
+        refuse_foreign(tmp_path, record, ours=lambda out: False)
+    with pytest.raises(BadInputError, match="not a folder"):
+        refuse_foreign(tmp_path / "a.txt", record)
+
+
+def test_merged_identity_adds_up_accumulated_entries_and_refuses_other_values(
+    tmp_path: Path,
+) -> None:
+    record = RunRecord("plan.json", "eval", hint="use another -o")
+    first = {"samples": 2, "systems": {"a": "x@1"}}
+    assert merged_identity(tmp_path, record, first, accumulate=("systems",)) == first
+    record.write(tmp_path, {"samples": 2, "systems": {"a": "x@1", "b": "y@1"}})
+    # a system of its own is added; the recorded ones are kept
+    merged = merged_identity(
+        tmp_path, record, {"samples": 2, "systems": {"c": "z@1"}}, accumulate=("systems",)
+    )
+    assert merged == {"samples": 2, "systems": {"a": "x@1", "b": "y@1", "c": "z@1"}}
+    with pytest.raises(BadInputError) as refused:
+        merged_identity(
+            tmp_path, record, {"samples": 3, "systems": {"a": "x@2"}}, accumulate=("systems",)
+        )
+    assert str(refused.value).endswith(
+        "holds an eval with a different configuration (samples: 2 → 3; systems.a: x@1 → x@2); "
+        "use another -o"
+    )
+    # a key the record lacks reads as None (a file from before that key existed)
+    same = {"samples": 2, "judge_backend": None, "systems": {}}
+    assert merged_identity(tmp_path, record, same, accumulate=("systems",))["judge_backend"] is None

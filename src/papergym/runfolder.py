@@ -11,7 +11,7 @@ Everything here checks before anything is written, so a refused run leaves no tr
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,6 +167,54 @@ def resumes(
     )
     refuse_differences(out, record, differences(_present(old), identity))
     return True
+
+
+def refuse_foreign(
+    out: Path, record: RunRecord, *, ours: Callable[[Path], bool] | None = None
+) -> None:
+    """Refuse an output path that is a file, and a non-empty folder without ``record`` (or
+    that ``ours``, a stricter test, rejects), naming the folder's first entries: another
+    command's output or the user's own files, which are never written into. Writes nothing."""
+    check_output_path(out)
+    if is_empty(out) or (ours(out) if ours is not None else record.path(out).is_file()):
+        return
+    shown = ", ".join(sorted(p.name for p in out.iterdir())[:3])
+    raise BadInputError(
+        out,
+        f"holds {shown} but no {record.name}: not a `papergym {record.what}` folder; "
+        "use another -o",
+    )
+
+
+def merged_identity(
+    out: Path,
+    record: RunRecord,
+    identity: Mapping[str, Any],
+    *,
+    accumulate: Collection[str] = (),
+) -> dict[str, Any]:
+    """The identity to record in ``out``: ``identity`` when the folder holds no ``record`` yet,
+    else the recorded one merged with it — refused, naming each key that differs, when they
+    disagree. A key the record lacks reads as None (a file from before that key existed).
+
+    A key in ``accumulate`` holds a mapping whose entries add up across runs (eval's systems,
+    one run evaluating a few and the next more): only the entries both sides hold must agree,
+    and the result holds them all.
+    """
+    if not record.path(out).is_file():
+        return dict(identity)
+    recorded = record.read(out)
+    old: dict[str, Any] = {}
+    merged = dict(identity)
+    for key, value in identity.items():
+        if key in accumulate:
+            earlier = dict(recorded.get(key) or {})
+            old[key] = {**value, **{k: v for k, v in earlier.items() if k in value}}
+            merged[key] = {**earlier, **value}
+        else:
+            old[key] = recorded.get(key)
+    refuse_differences(out, record, differences(old, identity))
+    return merged
 
 
 def _present(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -196,7 +196,8 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(
         app,
         ["eval", ok, "--data", str(data), "-o", str(out), "--split", "dev", "--judge", "offline"],
     )
-    assert unknown.exit_code == 2 and "eval.split" in unknown.output
+    # the flag is generated from eval.split's Literal: click names it and its choices
+    assert unknown.exit_code == 2 and "'--split'" in unknown.output
     no_fraction = runner.invoke(
         app,
         ["eval", ok, "--data", str(data), "-o", str(out), "--split", "test", "--judge", "offline"],
@@ -253,7 +254,7 @@ def test_a_local_tiny_model_is_a_system(data: Path, tmp_path: Path) -> None:
 
 
 def test_run_folders_resolve_to_their_last_final_model_and_training_prompt(tmp_path: Path) -> None:
-    from papergym.eval.command import split_systems
+    from papergym.cli.eval import split_systems
     from papergym.eval.systems import resolve_system
 
     run = tmp_path / "run"

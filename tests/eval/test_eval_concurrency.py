@@ -41,7 +41,7 @@ def test_llm_judge_fills_the_llm_layers_concurrency(tmp_path: Path) -> None:
             llm=LLMConfig(default=judge, cache=False),
             reward=RewardSection(judge="llm", criteria_per_call="all"),
         )
-        reward = eval_reward(settings)
+        reward = eval_reward(settings.reward, settings.llm)
         log = RecordLog(tmp_path / "scores.jsonl", EvalScore)
 
         async def judge_all() -> None:
@@ -59,5 +59,5 @@ def test_llm_judge_fills_the_llm_layers_concurrency(tmp_path: Path) -> None:
 
 
 def test_offline_judge_keeps_the_rewards_own_bound() -> None:
-    reward = eval_reward(PaperGymConfig(reward=RewardSection(judge="offline")))
+    reward = eval_reward(RewardSection(judge="offline"), LLMConfig())
     assert reward.max_concurrency == RubricReward.max_concurrency

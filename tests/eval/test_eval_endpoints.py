@@ -103,9 +103,8 @@ def test_a_system_moved_to_another_server_does_not_resume_the_old_answers(
     before = (out / "answers.jsonl").read_bytes()
     moved = _eval(out, data, f"a=openai:m@{second.base_url}", *args)
     assert moved.exit_code == 2, moved.output
-    assert f"system a: 'm@{first.base_url}' → 'm@{second.base_url}'" in " ".join(
-        moved.output.split()
-    )
+    # runfolder's refusal: the dotted key, its old and new values
+    assert f"systems.a: m@{first.base_url} → m@{second.base_url}" in " ".join(moved.output.split())
     assert (out / "answers.jsonl").read_bytes() == before and second.request_count == 0
 
 

@@ -1,9 +1,243 @@
-"""``papergym eval``."""
+"""``papergym eval``: answers from each SYSTEM on a build's questions, scored by the rubric
+reward, summarised with bootstrap intervals (the work is :func:`papergym.eval.run.run_eval`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from papergym.cli.common import (
+    ApiKeyEnvOption,
+    CacheDirOption,
+    ConfigOption,
+    DebugOption,
+    JsonOption,
+    LLMConfigOption,
+    NoCacheOption,
+    exit_unfinished,
+    llm_flags,
+    reports_errors,
+    resolve,
+    stdout,
+)
+from papergym.cli.flags import Given, config_flags
 from papergym.cli.groups import single_app
-from papergym.eval.command import EVAL_EPILOG, eval_command
+from papergym.eval.data import load_eval_data
+from papergym.eval.records import (
+    ANSWERS_FILE,
+    CONFIG_FILE,
+    SCORES_FILE,
+    SUMMARY_FILE,
+    Estimate,
+    EvalSummary,
+)
+from papergym.eval.run import refuse_foreign_folder, run_eval
+from papergym.eval.summary import alpha_text
+from papergym.eval.systems import ResolvedSystem, resolve_systems
+from papergym.llm.report import usage_table
+from papergym.llm.usage import UsageTracker
+from papergym.settings.load import config_yaml, is_override
+from papergym.settings.models import PaperGymConfig
 
 app = single_app()
-app.command("eval", epilog=EVAL_EPILOG)(eval_command)
+
+SystemsArgument = Annotated[
+    list[str],
+    typer.Argument(
+        metavar="SYSTEM... [KEY=VALUE]...",
+        help="SYSTEM... (NAME=SPEC or SPEC: a run folder, a model folder, or "
+        "openai:MODEL@URL), then optional key=value config overrides.",
+        show_default=False,
+    ),
+]
+DataOption = Annotated[
+    Path,
+    typer.Option(
+        "--data",
+        help="The questions: a `papergym build` folder, an instances.jsonl, or a rubric "
+        "dataset `papergym audit` reads (ResearchPlanGen, ResearchQA, RubricHub, generic "
+        "{question, criteria}; weights kept).",
+        show_default=False,
+    ),
+]
+OutOption = Annotated[
+    Path,
+    typer.Option(
+        "-o",
+        "--out",
+        help="The eval folder (created once the checks pass): new, empty, or an earlier "
+        "eval's to resume it; another command's folder is refused.",
+        show_default=False,
+    ),
+]
+JudgeBaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="The LLM judge's OpenAI-compatible endpoint (sets llm.default.base_url; the "
+        "systems keep their own). Credentials in it are sent as HTTP Basic auth and masked.",
+        show_default=False,
+    ),
+]
+JudgeModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="The LLM judge's model (sets llm.default.model).",
+        show_default=False,
+    ),
+]
+
+EVAL_EPILOG = """SYSTEM: NAME=SPEC or SPEC (a NAME with a dot, or one that is a top-level config key such as seed, is read as a config override). SPEC is a training run folder (its final/ model, or its last stage's), a local model folder (run in-process by the hf backend), or an OpenAI-compatible endpoint openai:MODEL@http://HOST:PORT/v1 (API key: llm.default.api_key_env).
+
+Writes EVAL_DIR/answers.jsonl (one per system, question, sample), scores.jsonl (per-criterion verdicts and the judge's reasons), summary.json (per system: mean reward with a bootstrap interval over questions, specific score by dimension, pass rate of each general criterion and by criterion rank, answer length and its correlation with the reward, unscored counts; paired differences between systems) and config.yaml. Interrupted? Run the same command again: finished answers and verdicts are kept (an answer whose judge never answered, its endpoint down, is judged again).
+
+Examples:
+  papergym eval base=Qwen/Qwen3-8B-local runs/8b --data env -o eval/ data.test_fraction=0.2
+  papergym eval vllm=openai:Qwen/Qwen3-8B@http://localhost:8000/v1 --data researchqa.jsonl --split all -o eval-rqa/"""
+
+
+def split_systems(arguments: list[str]) -> tuple[list[str], list[str]]:
+    """(systems, overrides): ``NAME=SPEC`` is a system unless NAME is dotted (``eval.samples=4``)
+    or a top-level config key (``seed=1``)."""
+    systems: list[str] = []
+    overrides: list[str] = []
+    for argument in arguments:
+        key = argument.partition("=")[0]
+        override = is_override(argument) and ("." in key or key in PaperGymConfig.model_fields)
+        (overrides if override else systems).append(argument)
+    return systems, overrides
+
+
+@app.command("eval", epilog=EVAL_EPILOG)
+@reports_errors
+@config_flags(split="eval.split", samples=("eval.samples", "-n", "--samples"), judge="reward.judge")
+def eval_command(
+    arguments: SystemsArgument,
+    data: DataOption,
+    out: OutOption,
+    config: ConfigOption = None,
+    llm_config: LLMConfigOption = None,
+    base_url: JudgeBaseUrlOption = None,
+    model: JudgeModelOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    no_cache: NoCacheOption = False,
+    cache_dir: CacheDirOption = None,
+    json_output: JsonOption = False,
+    debug: DebugOption = False,
+    given: Given = (),
+) -> None:
+    """Evaluate systems on a build's questions: answers, rubric scores, intervals, differences.
+
+    Each SYSTEM answers every question (eval.samples times, eval.temperature) with the prompt
+    training used (data.system_prompt, then the question); the rubric reward scores every
+    answer (the LLM judge when one is configured, else the offline judge). A SYSTEM that does
+    not load, an endpoint that is down, an unknown split or unreadable data is one line and
+    exit 2, with nothing written. Endpoint failures during the run leave those answers to the
+    next run (exit 1).
+    """
+    specs, overrides = split_systems(arguments)
+    llm_options = llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir)
+    settings = resolve(config, overrides, [*given, *llm_options])
+    refuse_foreign_folder(out)  # before the data is read: a foreign folder is named first
+    loaded = load_eval_data(
+        data, settings.eval.split, settings.data.test_fraction, settings.eval.limit
+    )
+    result = run_eval(
+        loaded,
+        _systems(specs, settings),
+        out,
+        section=settings.eval,
+        reward=settings.reward,
+        llm=settings.llm,
+        config_yaml=config_yaml(settings),
+        data_label=str(data),
+    )
+    if result.summary is None:
+        exit_unfinished(
+            result.failures,
+            "answer(s) could not be generated; finished answers and verdicts are kept: run the "
+            "same command again",
+        )
+    if json_output:
+        print(result.summary.model_dump_json(indent=2))
+        return
+    judged = [result.judge_usage] if result.judge_usage else []  # beside the systems' calls
+    print_eval_summary(result.summary, UsageTracker.merged(result.usage, *judged))
+    stdout.print(f"wrote {out}/{{{ANSWERS_FILE}, {SCORES_FILE}, {SUMMARY_FILE}, {CONFIG_FILE}}}")
+
+
+def _systems(specs: list[str], settings: PaperGymConfig) -> list[ResolvedSystem]:
+    """The SYSTEMs given, with the eval's concurrency, the default endpoint's key variable and
+    the training prompt (data.system_prompt) where a run folder does not name its own."""
+    default = settings.llm.default
+    return resolve_systems(
+        specs,
+        api_key_env=default.api_key_env if default else None,
+        concurrency=settings.eval.max_concurrency,
+        default_prompt=settings.data.system_prompt,
+    )
+
+
+def _fmt(estimate: Estimate) -> str:
+    if estimate.value is None:
+        return "-"
+    return f"{estimate.value:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]"
+
+
+_COLUMNS = (
+    "system",
+    "reward",
+    "method",
+    "experiment",
+    "words",
+    "len~reward r",
+    "scored",
+    "unscored",
+)
+
+
+def _systems_table(summary: EvalSummary) -> Table:
+    table = Table(
+        title=f"Eval: {summary.questions} questions ({summary.split}) × {summary.samples} "
+        f"sample(s), judge {summary.judge}, {alpha_text(summary)}, "
+        f"{int(summary.level * 100)}% intervals",
+        title_justify="left",
+    )
+    for column in _COLUMNS:
+        table.add_column(column, justify="left" if column == "system" else "right")
+    for s in summary.systems:
+        r = s.length_reward[0]
+        table.add_row(
+            s.system.name,
+            _fmt(s.reward),
+            _fmt(s.by_dimension["method"]),
+            _fmt(s.by_dimension["experiment"]),
+            "-" if s.words.value is None else f"{s.words.value:.0f}",
+            "-" if r.r is None else f"{r.r:+.2f}",
+            str(s.scored),
+            str(s.unscored),
+        )
+    return table
+
+
+def _pairs_table(summary: EvalSummary) -> Table:
+    pairs = Table(title="Paired differences (a − b, questions both scored)", title_justify="left")
+    for column in ("a", "b", "difference", "questions", "wins/ties/losses"):
+        pairs.add_column(column)
+    for p in summary.pairs:
+        pairs.add_row(p.a, p.b, _fmt(p.reward), str(p.reward.n), f"{p.wins}/{p.ties}/{p.losses}")
+    return pairs
+
+
+def print_eval_summary(summary: EvalSummary, tracker: UsageTracker) -> None:
+    """The systems' table, the paired differences and the LLM calls (also ``papergym train``'s
+    final eval)."""
+    stdout.print(_systems_table(summary))
+    if summary.pairs:
+        stdout.print(_pairs_table(summary))
+    if tracker.rows:
+        stdout.print(usage_table(tracker))

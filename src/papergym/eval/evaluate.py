@@ -6,37 +6,26 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from papergym.eval.log import RecordLog
 from papergym.eval.records import EvalAnswer, EvalQuestion, EvalScore, EvalVerdict
 from papergym.eval.systems import ResolvedSystem
 from papergym.export.common import chat_prompt
+from papergym.llm.cache import ResponseCache, default_cache_dir
 from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig
 from papergym.llm.types import LLMTransportError, LLMTruncatedError, Message, SamplingParams
 from papergym.llm.usage import UsageTracker
 from papergym.records import Instance, Score
+from papergym.reward.factory import make_reward
 from papergym.reward.reward import RubricReward
-from papergym.reward.runtime import make_reward
 from papergym.reward.scoring import specific_score
-
-if TYPE_CHECKING:
-    from papergym.settings.models import PaperGymConfig
+from papergym.reward.settings import RewardSection
 
 Key = tuple[str, str, int]
 """(system, instance id, sample): what one answer and its score are keyed by."""
 
 Progress = Callable[[int], None]
-
-
-@dataclass
-class Generation:
-    """What generating left: the answers (old and new) and the calls that failed."""
-
-    answers: list[EvalAnswer]
-    failures: list[str] = field(default_factory=list)
 
 
 def system_client(system: ResolvedSystem, llm: LLMConfig, tracker: UsageTracker) -> LLMClient:
@@ -49,16 +38,14 @@ def system_client(system: ResolvedSystem, llm: LLMConfig, tracker: UsageTracker)
         budget_usd=llm.budget_usd,
         budget_tokens=llm.budget_tokens,
     )
-    return _client(config, tracker)
+    return LLMClient(config, cache=response_cache(config), tracker=tracker)
 
 
-def _client(config: LLMConfig, tracker: UsageTracker) -> LLMClient:
-    from papergym.llm.cache import ResponseCache, default_cache_dir
-
-    cache = None
-    if config.cache:
-        cache = ResponseCache((config.cache_dir or default_cache_dir()) / "responses.sqlite")
-    return LLMClient(config, cache=cache, tracker=tracker)
+def response_cache(config: LLMConfig) -> ResponseCache | None:
+    """The on-disk response cache ``config`` asks for (None with ``cache: false``)."""
+    if not config.cache:
+        return None
+    return ResponseCache((config.cache_dir or default_cache_dir()) / "responses.sqlite")
 
 
 def judge_tracker(reward: RubricReward) -> UsageTracker | None:
@@ -68,20 +55,20 @@ def judge_tracker(reward: RubricReward) -> UsageTracker | None:
     return llm.tracker if isinstance(llm, LLMClient) else None
 
 
-def eval_reward(settings: PaperGymConfig) -> RubricReward:
-    """The configured rubric reward, judging as many answers at once as its LLM judge's
-    endpoints take requests.
+def eval_reward(section: RewardSection, llm: LLMConfig) -> RubricReward:
+    """The rubric reward ``section`` describes (an LLM judge on ``llm``'s endpoints), judging
+    as many answers at once as its LLM judge's endpoints take requests.
 
     The reward's own bound (32 answers, sized for trainers) would otherwise cap the judge at
     64 requests in flight whatever ``max_concurrency`` says: eval hands it every answer at
     once, so the LLM layer's per-endpoint bound is the one that should decide.
     """
-    reward = make_reward(settings)
-    llm = getattr(reward.judge, "llm", None)
+    reward = make_reward(section, llm)
+    client = getattr(reward.judge, "llm", None)
     role = getattr(reward.judge, "role", None)
-    if not isinstance(llm, LLMClient) or role is None:
+    if not isinstance(client, LLMClient) or role is None:
         return reward  # the offline judge: its own bound stands
-    backend = llm.config.for_role(role)
+    backend = client.config.for_role(role)
     slots = backend.max_concurrency * max(1, len(backend.base_url))
     return dataclasses.replace(reward, max_concurrency=max(reward.max_concurrency, slots))
 

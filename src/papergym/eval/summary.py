@@ -14,9 +14,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Literal
 
 from papergym.eval.records import (
     AlphaUse,
+    Correlation,
     Estimate,
     EvalScore,
     EvalSummary,
@@ -48,6 +50,15 @@ class Bootstrap:
             level=self.level,
             seed=self.seed,
         )
+
+    def correlation(
+        self, x: Sequence[float], y: Sequence[float], method: Literal["pearson", "spearman"]
+    ) -> Correlation:
+        return correlation(x, y, method, resamples=self.resamples, level=self.level, seed=self.seed)
+
+    def difference(self, a: Sequence[float], b: Sequence[float]) -> Estimate:
+        """The mean of ``a[i] - b[i]``, resampling the pairs."""
+        return paired_difference(a, b, resamples=self.resamples, level=self.level, seed=self.seed)
 
 
 def _order(score: EvalScore) -> tuple[str, int]:
@@ -123,16 +134,9 @@ def system_summary(
             for rank in ranks
         },
         words=boot.mean(per_question(scores, lambda s: float(s.words))),
-        length_reward=tuple(
-            correlation(
-                words,
-                values,
-                method,
-                resamples=boot.resamples,
-                level=boot.level,
-                seed=boot.seed,
-            )
-            for method in ("pearson", "spearman")
+        length_reward=(
+            boot.correlation(words, values, "pearson"),
+            boot.correlation(words, values, "spearman"),
         ),
     )
 
@@ -149,9 +153,7 @@ def paired(
     return PairedDifference(
         a=a,
         b=b,
-        reward=paired_difference(
-            xs, ys, resamples=boot.resamples, level=boot.level, seed=boot.seed
-        ),
+        reward=boot.difference(xs, ys),
         wins=sum(x > y for x, y in zip(xs, ys, strict=True)),
         ties=sum(x == y for x, y in zip(xs, ys, strict=True)),
         losses=sum(x < y for x, y in zip(xs, ys, strict=True)),

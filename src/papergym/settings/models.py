@@ -19,7 +19,8 @@ from pydantic import Field, field_validator
 
 from papergym.audit.settings import AuditSection
 from papergym.configbase import ConfigSection
-from papergym.eval.settings import CompareSection, EvalSection
+from papergym.eval.compare.settings import CompareSection
+from papergym.eval.settings import EvalSection
 from papergym.llm.config import LLMConfig
 from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.settings import BuildSection

@@ -219,7 +219,7 @@ def _final_eval(
     split, into RUN/eval/ (eval.final); its table is printed, its rewards returned."""
     if not held_out or not config.eval.final:
         return None
-    from papergym.eval.command import print_eval_summary
+    from papergym.cli.eval import print_eval_summary
     from papergym.train.evaluation import eval_values, evaluate_run, free_memory
 
     free_memory()

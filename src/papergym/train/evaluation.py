@@ -15,7 +15,6 @@ paired differences between stages), resumable like any eval folder.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Sequence
@@ -26,13 +25,12 @@ from typing import Any
 import torch
 
 from papergym.errors import BadInputError
-from papergym.eval.command import PLAN_FILE, check_plan, eval_plan, eval_summary, run_eval
 from papergym.eval.data import EvalData
 from papergym.eval.evaluate import eval_score, messages_for, unscored_answer
 from papergym.eval.records import SUMMARY_FILE, EvalAnswer, EvalScore, EvalSummary, EvalSystem
+from papergym.eval.run import PLAN_FILE, check_plan, eval_plan, run_eval
 from papergym.eval.summary import Bootstrap, system_summary
 from papergym.eval.systems import ResolvedSystem
-from papergym.jsonl import write_text_atomic
 from papergym.llm.config import BackendConfig
 from papergym.llm.hf_backend import (
     GenerationSettings,
@@ -45,6 +43,7 @@ from papergym.llm.usage import UsageTracker
 from papergym.records import Instance, Rubric, source_kind_of
 from papergym.reward import runtime
 from papergym.reward.reward import RubricReward
+from papergym.settings.load import config_yaml
 from papergym.train.config import TrainConfig
 
 EVAL_DIR = "eval"
@@ -250,14 +249,13 @@ def evaluate_run(config: TrainConfig, result: dict[str, Any], held_out: list[Ins
     settings = config.model_copy(update={"llm": config.llm.model_copy(update={"cache": False})})
     systems = run_systems(config, result)
     reward = make_reward(config)
-    tracker = UsageTracker(prices=dict(config.llm.prices))
-    plan = eval_plan(settings, data, systems, reward.judge.name)
+    plan = eval_plan(config.eval, config.reward, data, systems, reward.judge.name)
     summary_path = out / SUMMARY_FILE
     plan_path = out / PLAN_FILE
     finished = summary_path.is_file() and plan_path.is_file()
     if finished and json.loads(plan_path.read_text(encoding="utf-8")) == plan:
         summary = EvalSummary.model_validate_json(summary_path.read_text(encoding="utf-8"))
-        return RunEval(out, summary, [], tracker)
+        return RunEval(out, summary, [], UsageTracker(prices=dict(config.llm.prices)))
     try:
         check_plan(out, plan)
     except BadInputError as error:  # eval's advice (another -o) would retrain: say what helps
@@ -265,13 +263,18 @@ def evaluate_run(config: TrainConfig, result: dict[str, Any], held_out: list[Ins
         raise BadInputError(
             out, f"{reason}; remove that folder or set eval.final=false to keep it"
         ) from None
-    scores, failures = asyncio.run(run_eval(settings, data, systems, reward, out, tracker))
-    if failures:
-        return RunEval(out, None, failures, tracker)
-    label = str(config.data.build_dir)
-    summary = eval_summary(settings, data, label, reward.judge.name, systems, scores)
-    write_text_atomic(summary_path, summary.model_dump_json(indent=1))
-    return RunEval(out, summary, [], tracker)
+    evaluated = run_eval(
+        data,
+        systems,
+        out,
+        section=settings.eval,
+        reward=settings.reward,
+        llm=settings.llm,
+        config_yaml=config_yaml(settings),
+        data_label=str(config.data.build_dir),
+        scorer=reward,
+    )
+    return RunEval(out, evaluated.summary, evaluated.failures, evaluated.usage)
 
 
 def eval_values(summary: EvalSummary) -> dict[str, Any]:

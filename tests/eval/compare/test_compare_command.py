@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from papergym.cli import app
-from papergym.eval.compare_records import CompareSummary, CompareVerdict
+from papergym.eval.compare.records import CompareSummary, CompareVerdict
 from papergym.eval.records import (
     Estimate,
     EvalAnswer,

@@ -10,8 +10,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from papergym.errors import BadInputError
+from papergym.eval.compare.orderings import MAX_SYSTEMS
 from papergym.eval.data import load_eval_data
-from papergym.eval.orderings import MAX_SYSTEMS
 from papergym.eval.records import ANSWERS_FILE, EvalAnswer, EvalSummary
 from papergym.eval.records import SUMMARY_FILE as EVAL_SUMMARY_FILE
 from papergym.jsonl import iter_json_lines

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from markupsafe import Markup
 
-from papergym.eval import plots
 from papergym.eval import records as er
-from papergym.eval.report_parts import (
+from papergym.eval.report import plots
+from papergym.eval.report.parts import (
     EvalDir,
     Example,
     ExampleAnswer,
@@ -253,26 +253,26 @@ def _score_plots(summary: er.EvalSummary) -> list[Markup]:
 def _add_criteria(section: Section, systems: Sequence[er.SystemSummary]) -> None:
     """Pass rates of the general criteria and of the specific ones by rank: a heatmap each,
     with its table among the details."""
-    general = _general_keys(systems)
-    if general:
-        section.plots.append(
-            _heatmap("Pass rate of each general criterion", systems, general, "general_criteria")
-        )
-        section.detail_tables.append(
-            _by_system_table(
-                "General criteria: pass rate", systems, general, "general_criteria", "criterion"
-            )
-        )
-    ranks = _rank_keys(systems)
-    if ranks:
-        section.plots.append(
-            _heatmap("Pass rate of specific criteria by rank", systems, ranks, "by_rank")
-        )
-        section.detail_tables.append(
-            _by_system_table(
-                "Specific criteria by rank: pass rate", systems, ranks, "by_rank", "rank"
-            )
-        )
+    shown = (
+        (
+            "Pass rate of each general criterion",
+            "General criteria: pass rate",
+            _general_keys(systems),
+            "general_criteria",
+            "criterion",
+        ),
+        (
+            "Pass rate of specific criteria by rank",
+            "Specific criteria by rank: pass rate",
+            _rank_keys(systems),
+            "by_rank",
+            "rank",
+        ),
+    )
+    for plot_title, table_title, keys, pick, header in shown:
+        if keys:
+            section.plots.append(_heatmap(plot_title, systems, keys, pick))
+            section.detail_tables.append(_by_system_table(table_title, systems, keys, pick, header))
 
 
 def _length_plots(directory: EvalDir) -> list[Markup]:

@@ -12,9 +12,9 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from papergym.eval.compare_records import CRITERIA, TIE, CompareCriterion, Pick
-from papergym.eval.orderings import labels
-from papergym.eval.settings import CompareSection
+from papergym.eval.compare.orderings import labels
+from papergym.eval.compare.records import CRITERIA, TIE, CompareCriterion, Pick
+from papergym.eval.compare.settings import CompareSection
 from papergym.llm.structured import strip_reasoning
 from papergym.llm.types import Message
 from papergym.records import content_hash
@@ -63,7 +63,11 @@ _REFERENCE_INTRO = (
 
 @functools.cache
 def _template_text() -> str:
-    return resources.files("papergym.eval").joinpath("prompts", "compare.md").read_text("utf-8")
+    return (
+        resources.files("papergym.eval.compare")
+        .joinpath("prompts", "compare.md")
+        .read_text("utf-8")
+    )
 
 
 def _spoken(items: Sequence[str]) -> str:

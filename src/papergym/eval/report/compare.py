@@ -7,9 +7,9 @@ from collections import defaultdict
 
 from markupsafe import Markup
 
-from papergym.eval import compare_records as cr
-from papergym.eval import plots
-from papergym.eval.report_parts import (
+from papergym.eval.compare import records as cr
+from papergym.eval.report import plots
+from papergym.eval.report.parts import (
     CompareDir,
     Section,
     Table,

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from papergym import __version__
-from papergym.eval.compare_records import (
+from papergym.eval.compare.orderings import Design, labels
+from papergym.eval.compare.records import (
     CRITERIA,
     TIE,
     Agreement,
@@ -21,8 +22,7 @@ from papergym.eval.compare_records import (
     PositionBias,
     SystemRates,
 )
-from papergym.eval.orderings import Design, labels
-from papergym.eval.settings import CompareSection
+from papergym.eval.compare.settings import CompareSection
 from papergym.eval.stats import bootstrap_ratio, fleiss_kappa
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from papergym.errors import BadInputError
-from papergym.eval.compare_prompt import answer_schema, compare_messages, map_picks, shown_answer
-from papergym.eval.compare_records import CompareVerdict
-from papergym.eval.settings import CompareSection
+from papergym.eval.compare.prompt import answer_schema, compare_messages, map_picks, shown_answer
+from papergym.eval.compare.records import CompareVerdict
+from papergym.eval.compare.settings import CompareSection
 from papergym.eval.systems import ENDPOINT_PREFIX
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig

@@ -19,9 +19,10 @@ import pytest
 from typer.testing import CliRunner
 
 from papergym.cli import app
-from papergym.eval import compare_records as cr
 from papergym.eval import records as er
-from papergym.eval.report import md_cell, write_report
+from papergym.eval.compare import records as cr
+from papergym.eval.report.render import md_cell
+from papergym.eval.report.run import write_report
 from papergym.eval.stats import bootstrap_mean, correlation, paired_difference
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.recipes.general import GENERAL_CRITERIA

@@ -10,11 +10,11 @@ from collections import Counter
 import pytest
 from pydantic import ValidationError
 
-from papergym.eval.compare_prompt import answer_schema, compare_messages, map_picks, shown_answer
-from papergym.eval.compare_records import CRITERIA, TIE, CompareSummary, CompareVerdict, Pick
-from papergym.eval.compare_summary import summarise
-from papergym.eval.orderings import design, labels, orderings_of, williams_design
-from papergym.eval.settings import CompareSection
+from papergym.eval.compare.orderings import design, labels, orderings_of, williams_design
+from papergym.eval.compare.prompt import answer_schema, compare_messages, map_picks, shown_answer
+from papergym.eval.compare.records import CRITERIA, TIE, CompareSummary, CompareVerdict, Pick
+from papergym.eval.compare.settings import CompareSection
+from papergym.eval.compare.summary import summarise
 from papergym.eval.stats import bootstrap_ratio, fleiss_kappa
 
 # -- orderings ----------------------------------------------------------------------------------

@@ -1,0 +1,11 @@
+"""``papergym report``: one self-contained HTML page (and the same tables in Markdown) from
+``papergym eval`` and ``papergym compare`` folders.
+
+The page opens with no network: plots are inline SVG from :mod:`papergym.eval.report.plots`, the style
+is inline, and there is no script at all. Answers, reasons and names are untrusted text: the
+template escapes everything (Jinja2 autoescape), and a Content-Security-Policy forbids scripts
+and every external load, so a ``<script>`` inside an answer is shown as text and could not run
+even if an escape were missed.
+
+Every input folder is read and checked before anything is written, so bad input leaves no file.
+"""

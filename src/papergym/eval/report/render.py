@@ -1,0 +1,71 @@
+"""The report as a page (HTML from ``templates/report.html``) and as Markdown: the same
+sections, tables and notes in both."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+
+from papergym import __version__
+from papergym.eval.report.parts import Section, Table
+
+MARKDOWN_TITLE = "# PaperGym evaluation report"
+HTML_TITLE = "<title>PaperGym evaluation report</title>"
+"""How a page or Markdown file this command wrote begins: only those are ever replaced."""
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+
+
+def render_html(sections: Sequence[Section], inputs: Sequence[Path]) -> str:
+    template_text = (
+        resources.files("papergym.eval.report")
+        .joinpath("templates/report.html")
+        .read_text(encoding="utf-8")
+    )
+    template = _environment().from_string(template_text)
+    return template.render(
+        sections=sections,
+        inputs=[str(p) for p in inputs],
+        version=__version__,
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+def md_cell(text: str) -> str:
+    """A Markdown table cell: HTML escaped (renderers pass raw HTML through), pipes escaped,
+    one line."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return " ".join(text.replace("|", "\\|").split())
+
+
+def md_table(table: Table) -> str:
+    lines = []
+    if table.title:
+        lines.append(f"### {md_cell(table.title)}\n")
+    lines.append("| " + " | ".join(md_cell(h) for h in table.headers) + " |")
+    lines.append("|" + "---|" * len(table.headers))
+    lines.extend("| " + " | ".join(md_cell(c) for c in row) + " |" for row in table.rows)
+    if table.note:
+        lines.append(f"\n{md_cell(table.note)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(sections: Sequence[Section]) -> str:
+    parts = [
+        f"{MARKDOWN_TITLE}\n",
+        f"Written by papergym {__version__}; the plots are in the HTML page.\n",
+    ]
+    for section in sections:
+        parts.append(f"## {md_cell(section.title)}\n")
+        parts.append(md_table(Table("", ["", ""], [[k, v] for k, v in section.facts])))
+        parts.extend(f"{md_cell(note)}\n" for note in section.notes)
+        parts.extend(md_table(t) for t in [*section.tables, *section.detail_tables])
+    return "\n".join(parts)
