@@ -34,6 +34,7 @@ from papergym.reward.runtime import make_reward, set_shared_reward
 from papergym.reward.trl import rubric_reward
 from papergym.train.callbacks import MetricsCallback
 from papergym.train.config import TrainConfig
+from papergym.train.progress import ZERO_STD_KEY
 from papergym.train.run import StageContext, StepHook
 from papergym.train.trl_stage import (
     eval_callbacks,
@@ -123,7 +124,8 @@ def build_reward(config: TrainConfig) -> RubricReward:
 
 
 def grpo_summary(ctx: StageContext, steps: int, resumed: Path | None) -> dict[str, Any]:
-    """The common summary plus rewards, answer lengths and the unscored answers' total."""
+    """The common summary plus rewards, answer lengths, the unscored answers' total and the
+    learning signal (:func:`signal_summary`)."""
     records = ctx.metrics.read()
     unscored = [r["unscored"] for r in records if isinstance(r.get("unscored"), int | float)]
     return {
@@ -132,4 +134,26 @@ def grpo_summary(ctx: StageContext, steps: int, resumed: Path | None) -> dict[st
         "last_reward": last_of(records, "reward"),
         "mean_completion_length": mean_of(records, "completion_length"),
         "unscored": round(sum(unscored)),
+        **signal_summary(records),
+    }
+
+
+def signal_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """How much of the run could learn: GRPO's advantages are 0 in a group whose answers all
+    scored the same, so such a group teaches nothing.
+
+    ``zero_std_share``: the mean over steps of TRL's ``frac_reward_zero_std``, the share of
+    groups without spread (with ``scale_rewards=batch`` TRL measures the whole batch's spread
+    instead, which undercounts tied groups); ``zero_std_steps``: the steps where every group
+    tied; ``constant_reward``: the one value every scored answer of the stage got, when the
+    reward never varied at all (None otherwise).
+    """
+    shares = [r[ZERO_STD_KEY] for r in records if isinstance(r.get(ZERO_STD_KEY), int | float)]
+    spreads = [r.get("reward_std") for r in records if "reward" in r]
+    means = {r["reward"] for r in records if isinstance(r.get("reward"), int | float)}
+    constant = len(means) == 1 and bool(spreads) and all(s == 0 for s in spreads)
+    return {
+        "zero_std_share": sum(shares) / len(shares) if shares else None,
+        "zero_std_steps": sum(1 for s in shares if s >= 1.0),
+        "constant_reward": next(iter(means)) if constant else None,
     }
