@@ -8,7 +8,9 @@ import io
 import pytest
 from rich.console import Console
 
-from papergym.train.progress import ZERO_STD_KEY, ProgressReport, status_line
+from papergym.train import progress
+from papergym.train.grpo_signal import TIED_KEY
+from papergym.train.progress import ProgressReport, status_line
 
 
 def console(*, terminal: bool) -> tuple[Console, io.StringIO]:
@@ -49,24 +51,39 @@ def test_without_log_every_a_long_phase_prints_about_twenty_lines() -> None:
     assert steps == ["grpo: step 1/200", *(f"grpo: step {n}/200" for n in range(10, 201, 10))]
 
 
-def test_the_eta_extrapolates_the_pace_of_this_session_only() -> None:
-    # resumed at step 50: one step in 10 s, 49 to go
-    line = status_line("opsd", 51, 100, "step", {"loss": 2.0}, elapsed=10.0, first=50)
+def test_the_eta_is_the_units_left_at_the_pace_of_one() -> None:
+    line = status_line("opsd", 51, 100, "step", {"loss": 2.0}, elapsed=10.0, pace=10.0)
     assert line == "opsd: step 51/100 · loss 2.0000 · 0:00:10 elapsed · ETA 0:08:10"
-    papers = status_line("round 1 writing", 3, 12, "papers", {}, elapsed=3600.0)
+    papers = status_line("round 1 writing", 3, 12, "papers", {}, elapsed=3600.0, pace=1200.0)
     assert papers == "round 1 writing: 3/12 papers · 1:00:00 elapsed · ETA 3:00:00"
+
+
+def test_the_pace_leaves_out_the_start_up_and_the_steps_of_an_earlier_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = iter([0.0, 100.0, 110.0, 120.0])  # phase made; step 51 after loading; 52; 53
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: next(clock))
+    terminal, out = console(terminal=False)
+    hook = ProgressReport(terminal, live=False, every=1).phase("grpo", 100)
+
+    for step in (51, 52, 53):  # resumed from a checkpoint at step 50
+        hook(step, {})
+
+    etas = [line.rsplit("ETA ", 1)[1] for line in out.getvalue().splitlines()]
+    # step 51 took 100 s with the loading; then 10 s a step, so 47 steps take 470 s
+    assert etas == ["1:21:40", "0:08:00", "0:07:50"]
 
 
 def test_groups_without_reward_spread_are_shown_and_warned_about_at_report_points() -> None:
     terminal, out = console(terminal=False)
 
-    run_phase(ProgressReport(terminal, live=False, every=2), 4, reward=0.0, **{ZERO_STD_KEY: 1.0})
+    run_phase(ProgressReport(terminal, live=False, every=2), 4, reward=0.0, **{TIED_KEY: 1.0})
 
     lines = out.getvalue().splitlines()
-    assert all("equal-reward groups 100%" in line for line in lines if "warning" not in line)
+    assert all("tied groups 100%" in line for line in lines if "warning" not in line)
     warnings = [line for line in lines if "warning" in line]
     assert [w.split(": ")[2] for w in warnings] == ["step 1", "step 2", "steps 3-4"]
-    assert all("100% of the groups had equal rewards" in w for w in warnings)
+    assert all("100% of the groups tied" in w for w in warnings)
     assert "advantages are 0" in warnings[0]
 
 
@@ -74,9 +91,9 @@ def test_groups_without_reward_spread_are_shown_and_warned_about_at_report_point
 def test_a_few_tied_groups_are_shown_but_not_warned_about(share: float) -> None:
     terminal, out = console(terminal=False)
 
-    run_phase(ProgressReport(terminal, live=False, every=1), 3, **{ZERO_STD_KEY: share})
+    run_phase(ProgressReport(terminal, live=False, every=1), 3, **{TIED_KEY: share})
 
-    assert f"equal-reward groups {share:.0%}" in out.getvalue()
+    assert f"tied groups {share:.0%}" in out.getvalue()
     assert "warning" not in out.getvalue()
 
 

@@ -108,10 +108,10 @@ def test_a_grpo_run_whose_groups_all_tie_warns_that_it_learned_nothing(
     assert result.exit_code == 0, result.output
     lines = result.stderr.splitlines()
     assert any(line.startswith("grpo: step 1/2 · ") for line in lines)
-    assert any("equal-reward groups 100%" in line for line in lines)
+    assert any("tied groups 100%" in line for line in lines)
     per_step = [line for line in lines if line.startswith("grpo: warning: step")]
     assert [line.split(": ")[2] for line in per_step] == ["step 1", "step 2"]
-    (final,) = [line for line in lines if line.startswith("grpo: warning: 100%")]
+    (final,) = [line for line in lines if line.startswith("grpo: warning: 100% of the groups")]
     assert "(in 2 of 2 steps all of them)" in final and "grpo learned nothing" in final
     assert "every answer scored 0 (no rubric criterion met)" in final
     assert "tied groups" in result.stdout and "100%" in result.stdout

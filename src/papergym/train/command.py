@@ -24,7 +24,8 @@ from papergym.records import Instance
 from papergym.settings.load import is_override
 from papergym.train.config import StageName, TrainConfig, load_config
 from papergym.train.cycle_command import cycle_command
-from papergym.train.progress import ZERO_STD_WARNING, LogEveryOption, ProgressReport
+from papergym.train.grpo_signal import TIED_WARNING
+from papergym.train.progress import LogEveryOption, ProgressReport
 from papergym.train.run import StageContext, StageRunner, StepHook, run_pipeline
 
 train_app = typer.Typer(
@@ -188,11 +189,11 @@ def learning_signal_warnings(result: dict[str, Any]) -> list[str]:
     the likely reason when every reward was the same number."""
     warnings = []
     for stage in result["stages"]:
-        share = stage.get("zero_std_share")
-        if not isinstance(share, int | float) or share < ZERO_STD_WARNING:
+        share = stage.get("tied_share")
+        if not isinstance(share, int | float) or share < TIED_WARNING:
             continue
         steps = stage.get("steps")
-        tied = stage.get("zero_std_steps")
+        tied = stage.get("tied_steps")
         why = ""
         constant = stage.get("constant_reward")
         if isinstance(constant, int | float):
@@ -202,9 +203,9 @@ def learning_signal_warnings(result: dict[str, Any]) -> list[str]:
                 + ": the policy's answers must differ in what the reward sees"
             )
         warnings.append(
-            f"{stage['stage']}: warning: {share:.0%} of the groups had equal rewards for every "
-            f"answer (in {tied} of {steps} steps all of them): their advantages are 0, so "
-            f"{stage['stage']} learned {'nothing' if share == 1 else 'little'}{why}"
+            f"{stage['stage']}: warning: {share:.0%} of the groups tied, every answer scoring the "
+            f"same (in {tied} of {steps} steps all of them): their advantages are 0, so "
+            f"{stage['stage']} learned {'nothing' if share >= 1 else 'little'}{why}"
         )
     return warnings
 
@@ -227,6 +228,7 @@ def _held_out(config: TrainConfig) -> list[Instance]:
         stderr.print(
             f"eval: no held-out split ({why}): no evaluation during or after training",
             highlight=False,
+            soft_wrap=True,  # one line, however narrow the terminal or log
         )
     return held_out
 
@@ -268,7 +270,7 @@ def _summary_table(result: dict[str, Any]) -> Table:
     for stage in result["stages"]:
         loss = stage.get("last_loss", stage.get("train_loss"))
         reward = stage.get("mean_reward")
-        tied = stage.get("zero_std_share")
+        tied = stage.get("tied_share")
         table.add_row(
             str(stage["stage"]),
             _fmt(stage.get("steps")),

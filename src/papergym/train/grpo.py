@@ -20,7 +20,7 @@ group mean and standard deviation and gives it a zero advantage, so it neither h
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,10 @@ from trl.trainer.grpo_trainer import GRPOTrainer
 
 from papergym.reward.reward import RubricReward
 from papergym.reward.runtime import make_reward, set_shared_reward
-from papergym.reward.trl import rubric_reward
+from papergym.reward.trl import rubric_reward as trl_rubric_reward
 from papergym.train.callbacks import MetricsCallback
 from papergym.train.config import TrainConfig
-from papergym.train.progress import ZERO_STD_KEY
+from papergym.train.grpo_signal import TIED_KEY, signal_summary, tied_share
 from papergym.train.run import StageContext, StepHook
 from papergym.train.trl_stage import (
     eval_callbacks,
@@ -52,11 +52,14 @@ GRPO_METRICS = {
     "rubric/specific_mean": "reward_specific",
     "rubric/general_mean": "reward_general",
     "rubric/unscored": "unscored",
+    f"rubric/{TIED_KEY}": TIED_KEY,
     "completions/mean_length": "completion_length",
     "step_time": "step_seconds",
 }
 """TRL's names → ours in ``metrics.jsonl`` (OPSD's where it logs the same thing). ``reward``,
-``kl``, ``loss`` and ``learning_rate`` keep TRL's names;
+``kl``, ``loss`` and ``learning_rate`` keep TRL's names; ``tied_groups`` is the step's share of
+groups without reward spread (:mod:`papergym.train.grpo_signal`; TRL's own ``frac_reward_zero_std``
+is kept beside it, and undercounts);
 ``tokens_per_second`` counts prompt plus completion tokens of the sampled answers (TRL's
 ``num_tokens``) per wall second of the whole step: generation, judging and the update."""
 
@@ -90,11 +93,34 @@ def grpo_trainer(ctx: StageContext, callbacks: Sequence[TrainerCallback] = ()) -
     """The ``GRPOTrainer`` for this stage: model, tokenizer, data, reward function, LoRA."""
     trainer = GRPOTrainer(
         **trainer_inputs(ctx, callbacks),
-        reward_funcs=[rubric_reward],
+        reward_funcs=[grouped_rubric_reward(ctx.config.grpo.num_generations)],
         args=grpo_config(ctx),
         train_dataset=Dataset.from_list(ctx.rows["train"]),
     )
     return without_console_logs(trainer)
+
+
+def grouped_rubric_reward(group_size: int) -> Callable[..., list[float | None]]:
+    """The rubric reward function TRL calls, which also logs the share of tied groups
+    (``rubric/tied_groups``) among the ``group_size`` answers of each question.
+
+    TRL lays each question's answers out consecutively, and every batch a process judges holds
+    whole groups (its batch is a multiple of ``num_generations``), so consecutive runs of
+    ``group_size`` are the groups.
+    """
+
+    def rubric_reward(
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        log_metric: Callable[[str, float], None] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        rewards = trl_rubric_reward(prompts, completions, log_metric=log_metric, **kwargs)
+        if log_metric is not None:
+            log_metric(f"rubric/{TIED_KEY}", tied_share(rewards, group_size))
+        return rewards
+
+    return rubric_reward
 
 
 def grpo_config(ctx: StageContext) -> GRPOConfig:
@@ -125,7 +151,7 @@ def build_reward(config: TrainConfig) -> RubricReward:
 
 def grpo_summary(ctx: StageContext, steps: int, resumed: Path | None) -> dict[str, Any]:
     """The common summary plus rewards, answer lengths, the unscored answers' total and the
-    learning signal (:func:`signal_summary`)."""
+    learning signal (:func:`papergym.train.grpo_signal.signal_summary`)."""
     records = ctx.metrics.read()
     unscored = [r["unscored"] for r in records if isinstance(r.get("unscored"), int | float)]
     return {
@@ -135,25 +161,4 @@ def grpo_summary(ctx: StageContext, steps: int, resumed: Path | None) -> dict[st
         "mean_completion_length": mean_of(records, "completion_length"),
         "unscored": round(sum(unscored)),
         **signal_summary(records),
-    }
-
-
-def signal_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """How much of the run could learn: GRPO's advantages are 0 in a group whose answers all
-    scored the same, so such a group teaches nothing.
-
-    ``zero_std_share``: the mean over steps of TRL's ``frac_reward_zero_std``, the share of
-    groups without spread (with ``scale_rewards=batch`` TRL measures the whole batch's spread
-    instead, which undercounts tied groups); ``zero_std_steps``: the steps where every group
-    tied; ``constant_reward``: the one value every scored answer of the stage got, when the
-    reward never varied at all (None otherwise).
-    """
-    shares = [r[ZERO_STD_KEY] for r in records if isinstance(r.get(ZERO_STD_KEY), int | float)]
-    spreads = [r.get("reward_std") for r in records if "reward" in r]
-    means = {r["reward"] for r in records if isinstance(r.get("reward"), int | float)}
-    constant = len(means) == 1 and bool(spreads) and all(s == 0 for s in spreads)
-    return {
-        "zero_std_share": sum(shares) / len(shares) if shares else None,
-        "zero_std_steps": sum(1 for s in shares if s >= 1.0),
-        "constant_reward": next(iter(means)) if constant else None,
     }

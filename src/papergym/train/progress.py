@@ -13,10 +13,9 @@ The TRL trainers' own progress displays (transformers' tqdm ``ProgressCallback``
 ``Trainer`` loops, and neither display has a plain-line mode for a non-terminal. So one small
 reporter, fed by the per-step hook every stage already calls, shows all of them alike.
 
-GRPO learns only from groups whose answers scored differently: when every answer of a group
-gets the same reward, its advantages are 0. TRL logs the share of such groups per step
-(``frac_reward_zero_std``); the reporter shows it, and warns at each report point where half or
-more of the groups since the previous one had no spread (:data:`ZERO_STD_WARNING`).
+GRPO learns only from groups whose answers scored differently (:mod:`papergym.train.grpo_signal`).
+The reporter shows each step's share of tied groups, and warns at each report point where half
+or more of the groups since the previous one tied (:data:`~papergym.train.grpo_signal.TIED_WARNING`).
 """
 
 from __future__ import annotations
@@ -31,13 +30,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
-ZERO_STD_KEY = "frac_reward_zero_std"
-"""TRL's per-step share of GRPO groups whose rewards all tie (zero spread, zero advantage)."""
-
-ZERO_STD_WARNING = 0.5
-"""Warn when at least this share of the groups gave no learning signal. Some tied groups are
-normal (an easy question every answer solves); half or more means most of the sampling and
-judging bought nothing, which a user should hear about while the run goes on."""
+from papergym.train.grpo_signal import TIED_KEY, TIED_WARNING
 
 DEFAULT_LINES = 20
 """Without ``--log-every``, a phase prints about this many lines (every ``total // 20`` units)."""
@@ -135,44 +128,57 @@ class _Phase:
         self.task = task
         self.started = time.perf_counter()
         self.first: int | None = None  # the count before this session's first unit
+        self.first_done: tuple[int, float] | None = None  # (count, clock) after that unit
         self.reported: int | None = None
-        self.zero_std: list[float] = []
+        self.tied: list[float] = []
 
     def __call__(self, done: int, values: Mapping[str, Any]) -> None:
+        now = time.perf_counter()
         if self.first is None:
             self.first = done - 1  # a resumed stage starts past 0
-        share = values.get(ZERO_STD_KEY)
+        share = values.get(TIED_KEY)
         if isinstance(share, int | float) and math.isfinite(share):
-            self.zero_std.append(float(share))
-        elapsed = time.perf_counter() - self.started
-        line = status_line(self.name, done, self.total, self.unit, values, elapsed, self.first)
+            self.tied.append(float(share))
+        pace = self._pace(done, now)
+        line = status_line(self.name, done, self.total, self.unit, values, now - self.started, pace)
         if self.task is not None:
             self.report._update(self.task, done, line.split(" · ", 1)[1] if " · " in line else "")
         if not self._report_point(done):
             return
         if self.task is None:
             self.report.say(line)
-        warning = self._zero_std_warning(done)
+        warning = self._tied_warning(done)
         if warning:
             self.report.say(warning)
         self.reported = done
+
+    def _pace(self, done: int, now: float) -> float | None:
+        """Seconds per unit: after the first unit of the session, from the units since it (the
+        first one also paid for loading the model and the judge); at it, its own time."""
+        if self.first_done is None:
+            self.first_done = (done, now)
+            units = done - (self.first or 0)
+            return (now - self.started) / units if units > 0 else None
+        count, clock = self.first_done
+        return (now - clock) / (done - count) if done > count else None
 
     def _report_point(self, done: int) -> bool:
         """The first unit of the session, every ``every`` units, and the last."""
         return self.reported is None or done % self.every == 0 or done >= self.total
 
-    def _zero_std_warning(self, done: int) -> str | None:
-        shares, self.zero_std = self.zero_std, []
+    def _tied_warning(self, done: int) -> str | None:
+        shares, self.tied = self.tied, []
         if not shares:
             return None
         share = sum(shares) / len(shares)
-        if share < ZERO_STD_WARNING:
+        if share < TIED_WARNING:
             return None
         start = (self.reported if self.reported is not None else (self.first or 0)) + 1
         steps = f"step {done}" if start >= done else f"steps {start}-{done}"
         return (
-            f"{self.name}: warning: {steps}: {share:.0%} of the groups had equal rewards for "
-            "every answer (zero variance): their advantages are 0, so they teach nothing"
+            f"{self.name}: warning: {steps}: {share:.0%} of the groups tied (every answer scored "
+            "the same, or fewer than two were scored): their advantages are 0, so they teach "
+            "nothing"
         )
 
 
@@ -183,17 +189,17 @@ def status_line(
     unit: str,
     values: Mapping[str, Any],
     elapsed: float,
-    first: int = 0,
+    pace: float | None = None,
 ) -> str:
-    """``grpo: step 2/4 · loss 0.0123 · reward 0.250 · equal-reward groups 50% · 0:00:09
+    """``grpo: step 2/4 · loss 0.0123 · reward 0.250 · tied groups 50% · 0:00:09
     elapsed · ETA 0:00:09``; units other than steps read ``round 1 writing: 3/12 papers``.
 
-    The ETA extrapolates this session's pace (``first`` units were done before it started).
+    The ETA is the units left times ``pace``, the seconds a unit takes (None: no ETA).
     """
     count = f"{unit} {done}/{total}" if unit == "step" else f"{done}/{total} {unit}"
     parts = [f"{name}: {count}", *_shown_values(values), f"{_clock(elapsed)} elapsed"]
-    if done - first > 0 and done < total:
-        parts.append(f"ETA {_clock(elapsed / (done - first) * (total - done))}")
+    if pace is not None and done < total:
+        parts.append(f"ETA {_clock(pace * (total - done))}")
     return " · ".join(parts)
 
 
@@ -202,7 +208,7 @@ def _shown_values(values: Mapping[str, Any]) -> list[str]:
     for key, label, form in (
         ("loss", "loss", "{:.4f}"),
         ("reward", "reward", "{:.3f}"),
-        (ZERO_STD_KEY, "equal-reward groups", "{:.0%}"),
+        (TIED_KEY, "tied groups", "{:.0%}"),
     ):
         value = values.get(key)
         if isinstance(value, int | float) and math.isfinite(value):
