@@ -61,7 +61,6 @@ class ProgressReport:
 
     def __init__(self, console: Console, *, live: bool, every: int | None = None) -> None:
         self.console = console
-        self.live = live
         self.every = every
         self._progress = (
             Progress(
