@@ -16,9 +16,19 @@
    batching the documents in flight (BatchingEmbedder, the default) and with one embedding call
    per document (as before), same corpus, separate processes; documents a second, the ratio,
    embedding calls, and whether both runs chose the same domains.
+6. Paper sections (``--only-sections DIR``, alone): every section of the papers under DIR
+   (``../shared/papers``), as papergym's ingestion reads them, taken as one document each,
+   through the LLM steps against the scripted server with the prefilter on and off: drops by
+   step and reason, LLM calls, calls per kept instance, and how many of the sections the
+   prefilter drops the scripted classifier would have kept (docs/ares.md quotes it).
 
     python benchmarks/ares.py [--sizes 1000 10000] [--embed-sizes 200 1000] [--mixed 200]
-                              [--batching 200] [--skip-memory] [--only-batching]
+                              [--batching 200] [--skip-memory] [--only-batching] [--quick]
+    python benchmarks/ares.py --only-sections ../shared/papers
+
+``--quick``: a smoke run of parts 1-5 at toy sizes (200 documents, no embedding memory run,
+8 mixed, the demo's web pages only, 4 for batching), so that the benchmark cannot rot
+unnoticed (``.ci/run`` runs it).
 """
 
 from __future__ import annotations
@@ -261,8 +271,9 @@ def batching(count: int, console: Console) -> None:
 # --- 3 and 4: LLM calls against the scripted server ----------------------------------------------
 
 
-def llm_build(paths: list[Path], prefilter: bool) -> tuple[Any, int]:
-    """The build's result and the chat requests the scripted server answered (no cache)."""
+def llm_build(paths: list[Path], prefilter: bool, out: Path | None = None) -> tuple[Any, int]:
+    """The build's result and the chat requests the scripted server answered (no cache); the
+    build goes to ``out`` when given, else to a folder removed after."""
     from papergym.fakellm import FakeOpenAIServer
     from papergym.llm.config import BackendConfig, LLMConfig
     from papergym.recipes.ares.build import open_corpus, run_shards
@@ -275,7 +286,8 @@ def llm_build(paths: list[Path], prefilter: bool) -> tuple[Any, int]:
         config = config.model_copy(
             update={"ares": config.ares.model_copy(update={"prefilter": prefilter})}
         )
-        result = asyncio.run(run_shards(open_corpus(paths, config.ares), Path(tmp), config))
+        corpus = open_corpus(paths, config.ares)
+        result = asyncio.run(run_shards(corpus, out or Path(tmp), config))
         return result, server.request_count
 
 
@@ -304,8 +316,8 @@ def prefilter_savings(count: int, console: Console) -> None:
     console.print(f"the prefilter saves {saved:,} calls ({saved / runs[False][1]:.0%})")
 
 
-def demo(console: Console) -> None:
-    result, calls = llm_build([DEMO], True)
+def demo(console: Console, quick: bool = False) -> None:
+    result, calls = llm_build([DEMO / "web-pages.jsonl"] if quick else [DEMO], True)
     table = Table(
         title=f"Demo corpus ({result.documents} documents) against the scripted server: "
         f"{result.kept} instances, {calls} calls",
@@ -316,6 +328,58 @@ def demo(console: Console) -> None:
     for (step, reason), count in Counter(result.drops).most_common():
         table.add_row(step, reason, str(count))
     console.print(table)
+
+
+def sections(papers: Path, console: Console) -> None:
+    """Part 6: the sections of the papers under ``papers`` as documents, prefilter on and off."""
+    from papergym.ingestion import ingest
+
+    found = ingest(papers)
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "sections.jsonl"
+        rows = [
+            {"id": f"{paper.id}-{n}", "text": section.text}
+            for paper in found
+            for n, section in enumerate(paper.sections)
+        ]
+        corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        runs = {on: llm_build([corpus], on, Path(tmp) / f"out-{on}") for on in (True, False)}
+        kept = {on: _kept_documents(Path(tmp) / f"out-{on}") for on in runs}
+        dropped = _dropped(Path(tmp) / "out-True", "prefilter")
+    table = Table(
+        title=f"{len(rows)} sections of {len(found)} papers as documents, scripted server",
+        title_justify="left",
+    )
+    for column in ("prefilter", "kept", "drops by step: reason", "calls", "calls / kept"):
+        table.add_column(column, justify="left" if column.startswith("drops") else "right")
+    for on, (result, calls) in runs.items():
+        drops = ", ".join(
+            f"{step}: {reason.split(':')[0]} {count}"
+            for (step, reason), count in Counter(result.drops).most_common()
+        )
+        table.add_row(
+            "on" if on else "off",
+            str(result.kept),
+            drops,
+            f"{calls:,}",
+            f"{calls / max(result.kept, 1):.2f}",
+        )
+    console.print(table)
+    console.print(
+        f"the prefilter drops {len(dropped)} section(s), {len(dropped & kept[False])} of which "
+        "the run without it kept"
+    )
+
+
+def _kept_documents(out: Path) -> set[str]:
+    """The corpus ids of the documents a build made instances of."""
+    lines = [line for p in out.glob("instances-*.jsonl") for line in p.read_text().splitlines()]
+    return {json.loads(line)["source_path"].split("#", 1)[1] for line in lines}
+
+
+def _dropped(out: Path, step: str) -> set[str]:
+    lines = [line for p in out.glob("dropped-*.jsonl") for line in p.read_text().splitlines()]
+    return {d["paper_id"] for d in map(json.loads, lines) if d["step"] == step}
 
 
 def main() -> None:
@@ -330,11 +394,20 @@ def main() -> None:
     parser.add_argument("--embedding", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="a smoke run at toy sizes")
+    parser.add_argument(
+        "--only-sections", type=Path, metavar="DIR", help="part 6 alone, on the papers in DIR"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.embed_sizes, args.mixed, args.batching = [200], [], 8, 4
     if args.child:
         print(json.dumps(child_offline(args.child, args.bare, args.embedding, args.unbatched)))
         return
     console = Console()
+    if args.only_sections:
+        sections(args.only_sections, console)
+        return
     if args.only_batching:
         batching(args.batching, console)
         return
@@ -343,7 +416,7 @@ def main() -> None:
         if args.embed_sizes:
             memory(args.embed_sizes, True, console)
     prefilter_savings(args.mixed, console)
-    demo(console)
+    demo(console, args.quick)
     if args.batching:
         batching(args.batching, console)
 

@@ -10,6 +10,10 @@
    rounds: map, reduce, question, reference, rubric sets, merge, leakage) and calls × latency / C.
 
     python benchmarks/build.py [PAPERS] [--latency 0.5] [--concurrency 64] [--skip-offline]
+                               [--quick]
+
+``--quick``: a smoke run of both parts on the bundled example paper (examples/papers) with a
+0.05 s latency, so that the benchmark cannot rot unnoticed (``.ci/run`` runs it).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.recipes.runner import Builder, settings_for
 
 DEFAULT_PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
+EXAMPLE_PAPERS = Path(__file__).resolve().parents[1] / "examples" / "papers"
 CRITICAL_PATH_ROUNDS = 7
 
 
@@ -154,11 +159,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("papers", nargs="?", type=Path, default=DEFAULT_PAPERS)
+    parser.add_argument("papers", nargs="?", type=Path)
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--skip-offline", action="store_true")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: the example paper, latency 0.05 s"
+    )
     args = parser.parse_args()
+    if args.papers is None:
+        args.papers = EXAMPLE_PAPERS if args.quick else DEFAULT_PAPERS
+    if args.quick:
+        args.latency = 0.05
     if not args.papers.is_dir():
         print(f"{args.papers}: no such folder", file=sys.stderr)
         return 2

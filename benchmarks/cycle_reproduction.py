@@ -69,7 +69,7 @@ SFT (chosen)   0.686                  0.817 [0.807, 0.826]   0.842 [0.832, 0.853
   (−0.004 [−0.011, +0.002]): on this task the reviewer's preference is a mode of the base's own
   distribution, and imitating the chosen papers finds it as well as the preference loss does.
 
-    OMP_NUM_THREADS=1 python benchmarks/cycle_reproduction.py [--seeds 1 2 3 4 5] [--rounds 3]
+    OMP_NUM_THREADS=1 python benchmarks/cycle_reproduction.py [--seeds 1 2 3 4 5] [--rounds 3] [--quick]
     python benchmarks/cycle_reproduction.py --from-json runs/cycle_reproduction/results.json
 """
 
@@ -85,6 +85,7 @@ import random
 import re
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -411,13 +412,19 @@ def captured(log: Path) -> Iterator[None]:
 
 
 def run_seed(
-    seed: int, world: World, budget: Budget, work: Path, cache: Path, console: Console
+    seed: int,
+    world: World,
+    budget: Budget,
+    work: Path,
+    cache: Path,
+    console: Console,
+    base_settings: BaseSettings | None = None,
 ) -> dict[str, Any]:
     """Every method's held-out score after rounds 0..R, and its per-round training metrics."""
     data = write_data(world, work / "data")
     started = time.perf_counter()
     with captured(work / "log.txt"):
-        base = base_model(world, BaseSettings(), seed, cache)
+        base = base_model(world, base_settings or BaseSettings(), seed, cache)
         base_score = held_out_score(str(base), world, budget, seed)
     console.print(
         f"seed {seed}: base ready, held-out {base_score:.3f} ({time.perf_counter() - started:.0f}s)"
@@ -525,31 +532,56 @@ def _mean_of(rows: Sequence[dict[str, Any]], key: str) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
+QUICK_BASE = BaseSettings(steps=20, warmup_steps=2)
+"""--quick's base: it learns next to nothing; the smoke run checks the code, not the result."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=8, help="optimiser steps per round")
-    parser.add_argument("--work-dir", type=Path, default=DEFAULT_WORK_DIR)
+    parser.add_argument("--work-dir", type=Path, help=f"default {DEFAULT_WORK_DIR}")
     parser.add_argument(
         "--temperature", type=float, default=0.4, help="the loop's sampling temperature"
     )
     parser.add_argument("--cache-dir", type=Path, help="pretrained bases (default WORK/cache)")
     parser.add_argument("--from-json", type=Path, help="print the tables of a saved run")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run (numbers mean nothing): one seed, one round of one step, a base "
+        f"pretrained {QUICK_BASE.steps} steps, one short held-out paper per input, in a "
+        "temporary WORK_DIR unless --work-dir is given",
+    )
     args = parser.parse_args(argv)
     console = Console()
     if args.from_json:
         report(json.loads(args.from_json.read_text(encoding="utf-8")), console)
         return 0
+    if args.work_dir is None and args.quick:  # never over a real run's results and bases
+        with tempfile.TemporaryDirectory(prefix="cycle-reproduction-quick-") as tmp:
+            args.work_dir = Path(tmp)
+            return run(args, console)
+    args.work_dir = args.work_dir or DEFAULT_WORK_DIR
+    return run(args, console)
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
     torch.set_num_threads(1)
     quiet_libraries()
     world = make_world()
     budget = Budget(rounds=args.rounds, steps=args.steps, temperature=args.temperature)
+    base_settings = BaseSettings()
+    if args.quick:
+        args.seeds = args.seeds[:1]
+        budget = Budget(rounds=1, steps=1, eval_samples=1, max_new_tokens=24)
+        base_settings = QUICK_BASE
     cache = args.cache_dir or args.work_dir / "cache"
     results = []
     started = time.perf_counter()
     for seed in args.seeds:
-        results.append(run_seed(seed, world, budget, args.work_dir, cache, console))
+        results.append(run_seed(seed, world, budget, args.work_dir, cache, console, base_settings))
         write_text_atomic(args.work_dir / "results.json", json.dumps(results, indent=1))
     report(results, console)
     console.print(

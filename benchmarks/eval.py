@@ -596,10 +596,10 @@ def main() -> int:
         "--no-cache", action="store_true", help="ours without the LLM response cache (llm.cache)"
     )
     parser.add_argument("--profile", type=Path, help="cProfile ours into FILE (pstats)")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: L 0.2, C 64, Q 128")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: L 0.1, C 16, Q 32")
     args = parser.parse_args()
     if args.quick:
-        args.latencies, args.concurrency, args.questions = [0.2], [64], 128
+        args.latencies, args.concurrency, args.questions = [0.1], [16], 32
     open_files = raise_open_files_limit()
     cores = os.cpu_count() or 1
     console = Console(width=170)

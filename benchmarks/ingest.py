@@ -5,7 +5,9 @@ next to two references measured in the same run: the floor (only reading the raw
 and a naive peer (pylatexenc's stock LaTeX-to-text over the main file, with no input
 resolution, cleaning, macros or sections). ``vs naive`` says what our extra work costs.
 
-    python benchmarks/ingest.py [PAPERS_DIR] [--repeat N]
+    python benchmarks/ingest.py [PAPERS_DIR] [--repeat N] [--quick]
+
+``--quick``: a smoke run, once, over the bundled example paper (examples/papers).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from papergym.ingestion import read_paper
 from papergym.sources.discover import discover
 
 DEFAULT_PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
+EXAMPLE_PAPERS = Path(__file__).resolve().parents[1] / "examples" / "papers"
 
 
 def read_raw(folder: Path) -> int:
@@ -51,9 +54,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("papers", nargs="?", type=Path, default=DEFAULT_PAPERS)
+    parser.add_argument("papers", nargs="?", type=Path)
     parser.add_argument("--repeat", type=int, default=3, help="best of N runs per paper")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: the example paper, once")
     args = parser.parse_args()
+    if args.papers is None:
+        args.papers = EXAMPLE_PAPERS if args.quick else DEFAULT_PAPERS
+    if args.quick:
+        args.repeat = 1
     if not args.papers.is_dir():
         print(f"{args.papers}: no such folder (pass a folder of papers)", file=sys.stderr)
         return 2

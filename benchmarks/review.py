@@ -182,10 +182,10 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64], metavar="C")
     parser.add_argument("--papers", type=int, default=40, metavar="P")
     parser.add_argument("--reviewers", type=int, default=4, metavar="N")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: L 0.2, C 16, P 16")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: L 0.1, C 8, P 8")
     args = parser.parse_args()
     if args.quick:
-        args.latencies, args.concurrency, args.papers = [0.2], [16], 16
+        args.latencies, args.concurrency, args.papers = [0.1], [8], 8
     raise_open_files_limit()
     console = Console(width=160)
     console.print(

@@ -469,8 +469,8 @@ def main() -> int:
         "source",
         nargs="?",
         type=Path,
-        default=DEFAULT_PAPERS,
-        help="a folder of papers (built offline here) or an instances.jsonl",
+        help="a folder of papers (built offline here) or an instances.jsonl (default "
+        "../shared/papers, else examples/papers; --quick: examples/papers)",
     )
     parser.add_argument("--latency", type=float, default=0.5, metavar="L")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8, 32, 128], metavar="C")
@@ -480,10 +480,17 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: fewer answers and C")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run: the example paper, L 0.1, C 8, one wave, 2 offline answers",
+    )
     args = parser.parse_args()
+    if args.source is None:
+        args.source = EXAMPLE_PAPERS if args.quick else DEFAULT_PAPERS
     if args.quick:
-        args.concurrency, args.waves, args.per_instance, args.offline_answers = [8, 32], 2, 1, 8
+        args.latency, args.concurrency, args.waves = 0.1, [8], 1
+        args.per_instance, args.offline_answers = 1, 2
     if not args.source.exists():
         print(f"{args.source}: no such folder or file", file=sys.stderr)
         return 2

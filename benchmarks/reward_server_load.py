@@ -39,8 +39,9 @@ from rich.table import Table
 
 from papergym.jsonl import read_jsonl
 from papergym.records import Instance
-from papergym.reward.reward import RubricReward
+from papergym.reward.reward import Judge, RubricReward
 from papergym.reward.runtime import make_judge
+from papergym.settings import load_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the shared load tool
 from support.reward_load import (
@@ -76,11 +77,17 @@ def start_server(judge: str, log: Path) -> tuple[subprocess.Popen[bytes], int]:
     raise SystemExit(f"the server did not become ready (port {port}); log: {log}")
 
 
+def judge_named(judge: str) -> Judge:
+    """The judge ``--judge`` names, as the server builds it: from a configuration (with the
+    ``PAPERGYM_*`` fallbacks), reward.judge set."""
+    return make_judge(load_config(None, [f"reward.judge={judge}"]))
+
+
 def in_process(
     requests: list[LoadRequest], judge: str
 ) -> tuple[dict[tuple[str, str], float | None], float]:
     """In-process scores of every item, in request order; (expected by pair, seconds)."""
-    reward = RubricReward(make_judge(judge))
+    reward = RubricReward(judge_named(judge))
     items = [i for r in requests for i in r.items]
     reward.score_many([(items[0].instance, "A warm-up answer.")])  # load the model, untimed
     started = time.perf_counter()
@@ -89,7 +96,7 @@ def in_process(
     return {(i.instance.id, i.answer): s.value for i, s in zip(items, scores, strict=True)}, seconds
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 256])
     parser.add_argument("--requests", type=int, default=512, help="requests per level")
@@ -97,10 +104,10 @@ def main() -> None:
     parser.add_argument("--judge", choices=["offline", "llm"], default="offline")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per level, at most")
     parser.add_argument("--instances", type=Path, help="instances.jsonl (default: built-in six)")
-    parser.add_argument("--quick", action="store_true", help="32 clients, 64 requests")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 8 clients, 16 requests")
     args = parser.parse_args()
     if args.quick:
-        args.concurrency, args.requests = [32], 64
+        args.concurrency, args.requests = [8], 16
     instances = read_jsonl(args.instances, Instance) if args.instances else mixed_instances()
     requests = mixed_requests(instances, args.requests, items_per_request=args.items)
     items = sum(len(r.items) for r in requests)
@@ -119,6 +126,7 @@ def main() -> None:
     ):  # fmt: skip
         table.add_column(column, justify="right")
     codes = []
+    wrong = 0  # errors and mismatches: the exit code says so (a smoke run must fail on them)
     for concurrency in args.concurrency:
         # a fresh server per level: the previous level's scores would all be cache hits
         with tempfile.TemporaryDirectory() as scratch:
@@ -139,6 +147,7 @@ def main() -> None:
             if result.status == 200
             for item, got in zip(request.items, result.values, strict=True)
         )
+        wrong += len(results) - len(ok) + mismatches
         latencies = [r.seconds * 1000 for r in ok]
         rate = sum(len(r.values) for r in ok) / wall
         table.add_row(
@@ -155,7 +164,8 @@ def main() -> None:
         f"in-process: {local_rate:.1f} answers/s ({items} answers in {local_s:.1f} s); "
         f"server exit codes after SIGTERM: {codes}"
     )
+    return 1 if wrong or any(codes) else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -63,6 +63,7 @@ from papergym.records import Criterion, Instance, Rubric
 from papergym.reward.reward import Judge, RubricReward
 from papergym.reward.runtime import make_judge, set_shared_reward
 from papergym.reward.trl import completion_text, rubric_reward
+from papergym.settings import load_config
 from papergym.train.config import LoraSettings, OPSDSettings, TrainConfig
 from papergym.train.grpo import grpo_trainer
 from papergym.train.models import load_model, load_tokenizer, lora_config, with_lora
@@ -587,11 +588,20 @@ def parse_args() -> argparse.Namespace:
         help="torch CPU threads (default 1: tiny matrices gain little from more, and on a shared "
         "machine several threads stall each other far more than one does)",
     )
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 2 steps, 1 repeat")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run: 1 step, 1 repeat, a 2-layer model of hidden 64, 16 new tokens",
+    )
     args = parser.parse_args()
     if args.quick:
-        args.steps, args.repeats = 2, 1
+        args.steps, args.repeats, args.hidden, args.layers, args.max_new_tokens = 1, 1, 64, 2, 16
     return args
+
+
+def offline_judge() -> Judge:
+    """The offline judge, built as the commands build it (``make_judge`` takes a configuration)."""
+    return make_judge(load_config(None, ["reward.judge=offline"]))
 
 
 def main() -> int:
@@ -614,7 +624,7 @@ def main() -> int:
             Path(tmp) / "model", hidden_size=args.hidden, layers=args.layers, answer_tokens=None
         )
         setup = Setup(model_dir, bench_rows(), args.steps, args.max_new_tokens, Path(tmp))
-        judge = make_judge("offline")
+        judge = offline_judge()
         warm_up_judge(judge, setup.rows)
         prompts = check_prompts(setup)
         arms = make_arms(judge)

@@ -9,17 +9,31 @@ Part 2 (write, against the scripted writer on a loopback server): calls and toke
 next to the ideal (one outline call, one per section, one for the abstract), and the same again
 on a rerun (the ideal there is 0 calls: every step is saved).
 
-    python benchmarks/write.py [PAPERS_DIR]
+Part 3 (a large bibliography, generated: N entries of varied LaTeX, some with abstracts and
+@string venues): reading it as ``papergym write`` does (every entry parsed and checked, the
+first ``write.max_references`` converted to text) next to bibtexparser's bare ``parse_string``
+of the same text (the floor for any reader built on it) and to converting every entry (what
+``write`` did before, timed on at most 5,000 entries and scaled): seconds and peak traced
+memory.
+
+    python benchmarks/write.py [PAPERS_DIR] [--bib-entries 100000] [--quick]
+
+``--quick``: a smoke run: the bundled example paper for part 1, and 2,000 entries for part 3.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import random
 import sys
 import tempfile
 import time
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
+from bibtexparser.entrypoint import parse_string
 from rich.console import Console
 from rich.table import Table
 from typer.testing import CliRunner
@@ -30,11 +44,15 @@ from papergym.cli import app
 from papergym.fakellm import FakeOpenAIServer
 from papergym.ingestion import read_paper
 from papergym.settings.models import WriteSection
+from papergym.sources.bib import parse_bib, read_bib
 from papergym.sources.discover import discover
 from papergym.write.prepare import prepare_paper
 from support.writer import BIB, ScriptedWriter
 
 DEFAULT_PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
+EXAMPLE_PAPERS = Path(__file__).resolve().parents[1] / "examples" / "papers"
+EAGER_ENTRIES = 5000
+"""Converting every entry is timed on at most this many (then scaled): 100,000 take minutes."""
 console = Console()
 
 
@@ -102,13 +120,117 @@ def write_table() -> Table:
     return table
 
 
+WORDS = [
+    *[
+        "graph",
+        "neural",
+        "sparse",
+        "kernel",
+        "attention",
+        "bayesian",
+        "convex",
+        "robust",
+        "spectral",
+    ],
+    *["stochastic", "manifold", "transport", "diffusion"],
+    *("{M}arkov", "$\\ell_1$", "caf\\'e", 'na{\\"\\i}ve', 'Schr{\\"o}dinger'),
+]
+"""Title and abstract words: plain, case-protected, math and accented, as real .bib files mix."""
+
+
+def large_bib(entries: int, seed: int = 7) -> str:
+    """A .bib of ``entries`` varied entries: accents, math, case braces, an @string venue on a
+    third of them, an abstract on a fifth."""
+    rng = random.Random(seed)
+    parts = ['@string{nips = "Advances in Neural Information Processing Systems"}\n']
+    for i in range(entries):
+        title = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 10)))
+        authors = " and ".join(
+            f"Surname{rng.randint(0, 999)}, F." for _ in range(rng.randint(1, 4))
+        )
+        venue = "journal = nips" if i % 3 == 0 else "booktitle = {Proc. " + rng.choice(WORDS) + "}"
+        abstract = ""
+        if i % 5 == 0:
+            words = " ".join(rng.choice(WORDS) for _ in range(60))
+            abstract = f",\n  abstract = {{{words}}}"
+        parts.append(
+            f"@article{{k{i},\n  title = {{{title}}},\n  author = {{{authors}}},\n"
+            f"  year = {1990 + i % 35},\n  {venue}{abstract}\n}}\n"
+        )
+    return "".join(parts)
+
+
+def _seconds(work: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def _peak_mib(work: Callable[[], object]) -> float:
+    """Peak traced memory of ``work`` (run again, traced: tracing slows it, so it is not timed)."""
+    tracemalloc.start()
+    try:
+        work()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def large_bib_table(entries: int, eager_entries: int = EAGER_ENTRIES) -> Table:
+    limit = WriteSection().max_references
+    table = Table(
+        title=f"A {entries:,}-entry .bib: reading it for `papergym write` ({limit} converted)",
+        title_justify="left",
+    )
+    for column in ("reader", "entries", "seconds", "vs floor", "peak MiB (traced)"):
+        table.add_column(column, justify="left" if column == "reader" else "right")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "large.bib"
+        text = large_bib(entries)
+        path.write_text(text, encoding="utf-8")
+        floor = _seconds(lambda: parse_string(text, parse_stack=[]))
+        floor_peak = _peak_mib(lambda: parse_string(text, parse_stack=[]))
+        ours = _seconds(lambda: read_bib(path, limit=limit))
+        ours_peak = _peak_mib(lambda: read_bib(path, limit=limit))
+        eager_count = min(entries, eager_entries)
+        eager_text = large_bib(eager_count)
+        eager = _seconds(lambda: parse_bib(eager_text))
+    scaled = eager * entries / eager_count
+    table.add_row("bibtexparser parse_string (floor)", f"{entries:,}", f"{floor:.2f}", "1.00x",
+                  f"{floor_peak:.0f}")  # fmt: skip
+    table.add_row("read_bib, as write reads it", f"{entries:,}", f"{ours:.2f}",
+                  f"{ours / floor:.2f}x", f"{ours_peak:.0f}")  # fmt: skip
+    table.add_row(
+        f"every entry converted (timed on {eager_count:,}, scaled)",
+        f"{entries:,}",
+        f"{scaled:.2f}",
+        f"{scaled / floor:.2f}x",
+        "-",
+    )
+    return table
+
+
 def main() -> int:
-    papers = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_PAPERS
-    if papers.is_dir():
-        console.print(prepare_table(papers))
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("papers", nargs="?", type=Path)
+    parser.add_argument("--bib-entries", type=int, default=100_000, help="part 3's .bib size")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: the example paper, 2,000 entries"
+    )
+    args = parser.parse_args()
+    if args.papers is None:
+        args.papers = EXAMPLE_PAPERS if args.quick else DEFAULT_PAPERS
+    eager = EAGER_ENTRIES
+    if args.quick:
+        args.bib_entries, eager = 2000, 100
+    if args.papers.is_dir():
+        console.print(prepare_table(args.papers))
     else:
-        console.print(f"{papers} is absent: skipping the prepare table")
+        console.print(f"{args.papers} is absent: skipping the prepare table")
     console.print(write_table())
+    console.print(large_bib_table(args.bib_entries, eager))
     return 0
 
 

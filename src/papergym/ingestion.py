@@ -38,7 +38,9 @@ class IngestReport:
 
 
 def read_paper(source: PaperSource, limits: ArchiveLimits | None = None) -> Paper:
-    """Read one paper from a folder, a ``.tex`` file or an archive."""
+    """Read one paper from a folder, a ``.tex`` file or an archive; one found in a folder of
+    papers must not be a link leading out of it."""
+    source.check_inside()
     if source.kind == "archive":
         with tempfile.TemporaryDirectory(prefix="papergym-") as tmp:
             try:
@@ -48,8 +50,9 @@ def read_paper(source: PaperSource, limits: ArchiveLimits | None = None) -> Pape
                 return _to_paper(source, read_latex_paper(root))
             except BadInputError as error:
                 raise _inside_archive(error, source.path, Path(tmp)) from error
-    if source.kind == "tex":
-        return _to_paper(source, read_latex_paper(source.path.parent, main_file=source.path))
+    if source.kind == "tex":  # a .tex named on the command line may be a link: its target's folder
+        main = source.path.resolve()
+        return _to_paper(source, read_latex_paper(main.parent, main_file=main))
     return _to_paper(source, read_latex_paper(source.path))
 
 

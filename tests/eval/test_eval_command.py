@@ -277,3 +277,20 @@ def test_run_folders_resolve_to_their_last_final_model_and_training_prompt(tmp_p
         ["a=openai:m@http://x/v1", str(run)],
         ["eval.samples=2", "seed=3"],
     )
+
+
+def test_a_resume_that_reorders_the_records_leaves_the_summary_as_it_was(
+    data: Path, tmp_path: Path, servers: tuple[FakeOpenAIServer, FakeOpenAIServer]
+) -> None:
+    """Issue 20, item 18: after a kill -9 and a resume, the records were the same but in
+    another order, and the intervals moved."""
+    good, poor = servers
+    out = tmp_path / "eval"
+    assert _eval(_systems(good, poor), out, data, "-n", "2").exit_code == 0
+    first = (out / "summary.json").read_text(encoding="utf-8")
+    for name in ("answers.jsonl", "scores.jsonl"):  # the order a resumed run leaves
+        lines = _lines(out / name)
+        (out / name).write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
+    again = _eval(_systems(good, poor), out, data, "-n", "2")
+    assert again.exit_code == 0, again.output
+    assert (out / "summary.json").read_text(encoding="utf-8") == first

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import multiprocessing
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -12,20 +14,28 @@ from typing import Any
 import pytest
 
 from papergym.llm.cache import ResponseCache, cache_key, default_cache_dir
+from papergym.llm.config import BackendConfig
+from papergym.llm.identity import backend_identity, normalise_endpoint
 from papergym.llm.types import Completion, Message, SamplingParams, Usage
 
 MESSAGES = (Message(role="system", content="Be brief."), Message(role="user", content="Hi?"))
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}}
 
 
-def _key(**changes: Any) -> str:
+ENDPOINT = "http://127.0.0.1:8001/v1"
+
+
+def _backend(**changes: Any) -> BackendConfig:
+    return BackendConfig(**{"model": "qwen3-8b", "base_url": (ENDPOINT,)} | changes)
+
+
+def _key(backend: BackendConfig | None = None, **changes: Any) -> str:
     arguments: dict[str, Any] = {
-        "model": "qwen3-8b",
+        "backend": backend_identity(backend or _backend()),
         "messages": MESSAGES,
         "schema": SCHEMA,
         "params": SamplingParams(),
         "sample_index": 0,
-        "backend": "openai",
     }
     arguments.update(changes)
     return cache_key(**arguments)
@@ -53,8 +63,6 @@ def test_key_is_stable_and_hex() -> None:
 @pytest.mark.parametrize(
     "change",
     [
-        {"model": "qwen3-14b"},
-        {"backend": "hf"},
         {"messages": MESSAGES[:1]},
         {"messages": (*MESSAGES[:1], Message(role="user", content="Hi!"))},
         {"messages": (MESSAGES[0], Message(role="assistant", content="Hi?"))},
@@ -73,14 +81,105 @@ def test_key_changes_with_everything_that_changes_the_answer(change: dict[str, A
     assert _key(**change) != _key()
 
 
-def test_key_cannot_see_endpoints_or_secrets() -> None:
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"model": "qwen3-14b"},
+        {"backend": "hf"},
+        # one model name behind another server can be another model (issue 20, item 1)
+        {"base_url": "http://127.0.0.1:8002/v1"},
+        {"base_url": "http://10.0.0.7:8001/v1"},
+        {"base_url": "https://127.0.0.1:8001/v1"},
+        {"base_url": "http://127.0.0.1:8001/v2"},
+        {"base_url": ("http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1")},
+        {"base_url": ()},  # the SDK's default endpoint
+        {"structured_output": "guided_json"},
+        {"extra_body": {"chat_template_kwargs": {"enable_thinking": False}}},
+    ],
+)
+def test_key_changes_with_the_model_and_where_it_is_served(change: dict[str, Any]) -> None:
+    assert _key(_backend(**change)) != _key()
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "http://127.0.0.1:8001/v1/",
+        "HTTP://127.0.0.1:8001/v1",
+        "http://user:sk-secret-0123456789@127.0.0.1:8001/v1",
+        "http://127.0.0.1:8001/v1?api-key=sk-secret-0123456789",
+        "http://127.0.0.1:8001/v1?access_token=t0k3n-0123456789#frag",
+    ],
+)
+def test_one_endpoint_spelled_otherwise_or_with_credentials_is_one_key(spelling: str) -> None:
+    assert _key(_backend(base_url=spelling)) == _key()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"api_key_env": "OTHER_KEY"},
+        {"timeout": 5.0},
+        {"max_retries": 0},
+        {"max_concurrency": 1},
+        {"requests_per_minute": 60.0},
+    ],
+)
+def test_key_ignores_what_decides_whether_an_answer_comes_not_what_it_says(
+    change: dict[str, Any],
+) -> None:
+    assert _key(_backend(**change)) == _key()
+
+
+@pytest.mark.parametrize(
+    ("url", "normalised"),
+    [
+        ("HTTPS://Example.COM:443/v1/", "https://example.com/v1"),
+        ("http://example.com:80/v1", "http://example.com/v1"),
+        ("http://example.com:8443/v1", "http://example.com:8443/v1"),
+        ("https://u:p@example.com/v1?b=2&a=1&key=k&sig=s&code=c", "https://example.com/v1?a=1&b=2"),
+        ("http://[::1]:8000/v1", "http://[::1]:8000/v1"),
+        ("http://host/openai/deployments/X/", "http://host/openai/deployments/X"),
+    ],
+)
+def test_normalise_endpoint(url: str, normalised: str) -> None:
+    assert normalise_endpoint(url) == normalised
+
+
+def test_default_endpoint_follows_the_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert backend_identity(_backend(base_url=()))["endpoints"] == ["https://api.openai.com/v1"]
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://gateway:9000/v1/")
+    assert backend_identity(_backend(base_url=()))["endpoints"] == ["http://gateway:9000/v1"]
+
+
+def test_a_local_model_is_known_by_its_folder_and_weights(tmp_path: Path) -> None:
+    folder = tmp_path / "final"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}", encoding="utf-8")
+    weights = folder / "model.safetensors"
+    weights.write_bytes(b"first training run!")
+    os.utime(weights, ns=(1, 1))
+    hf = BackendConfig(backend="hf", model=str(folder))
+    first = _key(hf)
+    assert _key(hf.model_copy(update={"model": str(tmp_path / "." / "final")})) == first
+    assert _key(hf.model_copy(update={"dtype": "bfloat16"})) != first
+    assert _key(hf.model_copy(update={"gguf_file": "model.Q4_1.gguf"})) != first
+    assert _key(hf.model_copy(update={"device": "cuda:1"})) != first
+    weights.write_bytes(b"second training run")  # retrained into the same folder, same size
+    os.utime(weights, ns=(2, 2))
+    assert _key(hf) != first
+    hub = BackendConfig(backend="hf", model="HuggingFaceTB/SmolLM2-135M-Instruct")
+    assert backend_identity(hub)["model"] == "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+def test_key_never_holds_a_credential() -> None:
+    secret = "sk-secret-0123456789"
+    backend = _backend(base_url=f"http://user:{secret}@127.0.0.1:8001/v1?api_key={secret}")
+    assert secret not in json.dumps(backend_identity(backend))
+    assert "user" not in json.dumps(backend_identity(backend))
     parameters = set(inspect.signature(cache_key).parameters)
-    assert parameters == {"model", "messages", "schema", "params", "sample_index", "backend"}
-    arguments: dict[str, Any] = {"model": "m", "messages": MESSAGES, "schema": None}
-    arguments |= {"params": SamplingParams(), "sample_index": 0}
-    for name in ("base_url", "api_key"):
-        with pytest.raises(TypeError, match=name):
-            cache_key(**arguments | {name: "secret"})
+    assert parameters == {"backend", "messages", "schema", "params", "sample_index"}
 
 
 def test_database_holds_no_secret(tmp_path: Path) -> None:

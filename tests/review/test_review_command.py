@@ -215,3 +215,93 @@ def test_review_command_meta_review_endpoint_failure_leaves_the_paper_for_the_ne
     assert retry.exit_code == 0, retry.output
     [record] = read_jsonl(out / "reviews.jsonl", PaperReview)
     assert record.meta_review
+
+
+def long_papers(tmp_path: Path, count: int, words: int) -> list[Path]:
+    """``count`` text papers of about ``words`` words each."""
+    folder = tmp_path / "long"
+    folder.mkdir()
+    body = " ".join(f"word{i % 97}" for i in range(words))
+    for index in range(count):
+        (folder / f"paper-{index}.txt").write_text(
+            f"# Paper {index}\n\n1 INTRODUCTION\n\n{body}\n", encoding="utf-8"
+        )
+    return sorted(folder.iterdir())
+
+
+def spent_tokens(output: str) -> int:
+    usage = json.loads(output[output.index("{") :])["usage"]
+    return sum(row["prompt_tokens"] + row["completion_tokens"] for row in usage)
+
+
+def test_review_command_budget_bounds_the_papers_in_flight_and_keeps_the_finished(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """It used to start every paper at once: 4 papers of 2,000 words under a budget of 16,000
+    tokens spent about 20,000, then every meta-review was refused and no paper was saved."""
+    server.responder = ScriptedReviewer()  # counts a word as a token
+    out = tmp_path / "out"
+    given = long_papers(tmp_path, 4, 2000)
+    args = [*given, "-o", out, "--reviewers", "2", "review.max_tokens=64", *llm_args(server)]
+    result = invoke(*args, "llm.budget_tokens=16000", "--json")
+    assert result.exit_code == 1
+    assert spent_tokens(result.stdout) <= 16000
+    saved = finished_records(out)
+    assert len(saved) >= 1 and all(r.meta_review for r in saved)
+    assert "token budget: the paper may need" in result.output
+    again = invoke(*args)
+    assert again.exit_code == 0, again.output
+    assert len(finished_records(out)) == 4
+
+
+class TruncatingOnce(ScriptedReviewer):
+    """The clarity reviewer's answers are cut by the token limit until ``fixed``."""
+
+    fixed = False
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        self.faults = {} if self.fixed else {"clarity": "truncated"}
+        return super().__call__(request)
+
+
+def test_review_command_a_review_cut_by_the_token_limit_is_retried_by_the_next_run(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    script = TruncatingOnce()
+    server.responder = script
+    out = tmp_path / "out"
+    first, _, _ = papers(tmp_path)
+    args = [first, "-o", out, "--reviewers", "3", *llm_args(server)]
+    result = invoke(*args)
+    # it used to save the paper scored from the other two reviews, for good, exit 0
+    assert result.exit_code == 1, result.output
+    assert "truncated" in result.output and "raise review.max_tokens" in result.output
+    assert not finished_records(out)
+    script.fixed = True
+    retry = invoke(*args)
+    assert retry.exit_code == 0, retry.output
+    [record] = finished_records(out)
+    assert len(record.reviews) == 3 and not record.unscored
+
+
+def test_review_command_records_name_their_source_relative_to_the_argument(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    server.responder = ScriptedReviewer()
+    out = tmp_path / "out"
+    first, _, latex = papers(tmp_path)
+    result = invoke(first, tmp_path / "in", "-o", out, *llm_args(server), "--reviewers", "1")
+    assert result.exit_code == 2  # paper-a is given twice: refused, as before
+    assert invoke(first, latex, "-o", out, *llm_args(server), "--reviewers", "1").exit_code == 0
+    sources = {r.paper_id: r.source for r in finished_records(out)}
+    # they used to be the absolute paths of the machine that reviewed them
+    assert sources == {"paper-a": "paper-a.txt", "latex-paper": "latex-paper"}
+    folder_out = tmp_path / "folder-out"
+    assert (
+        invoke(tmp_path / "in", "-o", folder_out, *llm_args(server), "--reviewers", "1").exit_code
+        == 0
+    )
+    sources = {r.paper_id: r.source for r in read_jsonl(folder_out / "reviews.jsonl", PaperReview)}
+    assert sources == {
+        "paper-a": "paper-a.txt", "paper-b": "paper-b.md", "latex-paper": "latex-paper"
+    }  # fmt: skip

@@ -50,7 +50,7 @@ def test_reviews_file_with_a_bad_line(tmp_path: Path) -> None:
     path = tmp_path / "reviews.jsonl"
     path.write_text('{"paper_id": "a"}\n')
     with pytest.raises(BadInputError, match="line 1"):
-        read_reviews(path)
+        read_reviews(path, ICLR)
 
 
 def test_linear_scale_mapping(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -212,3 +213,148 @@ def test_eval_needs_an_explicit_scale(tmp_path: Path, small: tuple[Path, Path]) 
         "--predictions", tmp_path / "pred.csv",
     )  # fmt: skip
     assert "--scale" in line
+
+
+@pytest.mark.parametrize("score", ["NaN", "Infinity", "1e9", "-5"])
+def test_eval_refuses_reviews_with_a_score_off_the_scale(
+    tmp_path: Path, small: tuple[Path, Path], score: str
+) -> None:
+    ratings, papers = small
+    good = PaperReview(
+        paper_id="p0", source="p0.txt", reviewer_model="m", baseline=False, score=6.0,
+        decision="accept", threshold=5.5,
+    )  # fmt: skip
+    bad_line = good.model_dump_json().replace('"score":6.0', f'"score":{score}')
+    assert score in bad_line
+    reviews = tmp_path / "reviews.jsonl"
+    reviews.write_text(good.model_dump_json() + "\n" + bad_line.replace("p0", "p1") + "\n")
+    line = bad(
+        tmp_path, "eval", "--ratings", ratings, "--papers", papers, "--reviews", reviews,
+        "--no-leak",
+    )  # fmt: skip
+    assert f"{reviews} line 2" in line and "rating range" in line
+
+
+def add_papers(ratings: Path, papers: Path, ids: list[str], seed: int) -> None:
+    """More rated papers (other ids, other texts) in the same ratings file and folder."""
+    rng = random.Random(seed)
+    lines = ratings.read_text().splitlines()
+    for index, paper_id in enumerate(ids):
+        accepted = index % 2 == 0
+        cells = [str(rng.choice([6, 8]) if accepted else rng.choice([1, 3])) for _ in range(3)]
+        decision = "Accept (Poster)" if accepted else "Reject"
+        lines.append("\t".join([paper_id, *cells, decision]))
+        text = paper_text(1000 + index, accepted, rng)
+        (papers / f"{paper_id}.txt").write_text(text, encoding="utf-8")
+    ratings.write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """A baseline fitted on a 24-paper set: (ratings, papers, baseline file)."""
+    root = tmp_path_factory.mktemp("fitted")
+    ratings, papers = make_set(root)
+    baseline = root / "baseline.json"
+    result = invoke(
+        "fit", "--ratings", ratings, "--papers", papers, "-o", baseline, "--folds", "3",
+        "--alpha", "1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return ratings, papers, baseline
+
+
+def copy_set(tmp_path: Path, fitted: tuple[Path, Path, Path]) -> tuple[Path, Path, Path]:
+    ratings, papers, baseline = fitted
+    shutil.copytree(papers, tmp_path / "papers")
+    shutil.copy(ratings, tmp_path / "ratings.tsv")
+    return tmp_path / "ratings.tsv", tmp_path / "papers", baseline
+
+
+def test_the_baseline_records_its_papers_and_training_mean(
+    fitted: tuple[Path, Path, Path],
+) -> None:
+    ratings, _, baseline = fitted
+    payload = json.loads(baseline.read_text())
+    assert len(payload["fitted_on"]["texts"]) == len(payload["fitted_on"]["anonymised"]) == 24
+    values = [float(c) for line in ratings.read_text().splitlines()[1:] for c in line.split("\t")[1:-1] if c]  # fmt: skip
+    assert payload["mean_rating"] == pytest.approx(sum(values) / len(values))
+
+
+def test_eval_of_the_baselines_own_papers_warns_and_holds_them_out(
+    tmp_path: Path, fitted: tuple[Path, Path, Path]
+) -> None:
+    ratings, papers, baseline = copy_set(tmp_path, fitted)
+    # a fitted paper re-extracted with other line ends and a page header still counts
+    p1 = papers / "p1.txt"
+    p1.write_bytes(b"Under review as a conference paper at ICLR 2031\r\n" + p1.read_bytes())
+    p2 = papers / "p2.txt"
+    p2.write_bytes(p2.read_bytes().replace(b"\n", b"\r\n"))
+    add_papers(ratings, papers, [f"new{i}" for i in range(10)], seed=5)
+    out = tmp_path / "reviews"
+    result = runner.invoke(app, ["review", str(papers), "-o", str(out), f"review.baseline={baseline}"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    result = invoke(
+        "eval", "--ratings", ratings, "--papers", papers, "--reviews", out / "reviews.jsonl",
+        "--no-leak", "--json", "review.resamples=20",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "24 of 34 papers are in-sample" in warnings[0], result.stderr
+    report = json.loads(result.stdout)
+    in_sample = report["in_sample"]
+    assert sorted(in_sample["papers"]) == sorted(f"p{i}" for i in range(24))
+    assert in_sample["by_anonymised_text"] == 1  # p1: its text changed, not what is read of it
+    held = {row["system"]: row for row in report["held_out_rows"]}
+    assert {row["papers"] for row in held.values()} == {10}
+    assert "in-sample on 24 of 34" in report["rows"][0]["description"]
+
+
+def test_eval_with_no_held_out_paper_says_so(
+    tmp_path: Path, fitted: tuple[Path, Path, Path]
+) -> None:
+    ratings, papers, baseline = copy_set(tmp_path, fitted)
+    out = tmp_path / "reviews"
+    result = runner.invoke(app, ["review", str(papers), "-o", str(out), f"review.baseline={baseline}"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    result = invoke(
+        "eval", "--ratings", ratings, "--papers", papers, "--reviews", out / "reviews.jsonl",
+        "--no-leak", "review.resamples=20",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "warning: 24 of 24 papers are in-sample" in result.stderr
+    assert "no paper is held out" in result.stderr and "Held out" not in result.stdout
+
+
+def test_the_constant_row_is_the_training_mean_not_the_test_mean(
+    tmp_path: Path, fitted: tuple[Path, Path, Path]
+) -> None:
+    train_ratings, _, baseline = fitted
+    ratings, papers = tmp_path / "test.tsv", tmp_path / "papers"
+    papers.mkdir()
+    ratings.write_text("paper_id\t0\t1\t2\tdecision\n")
+    add_papers(ratings, papers, [f"t{i}" for i in range(10)], seed=7)
+    predictions = tmp_path / "pred.csv"
+    rows = [f"t{i},{5 + i % 3},{'Accept' if i % 2 == 0 else 'Reject'}" for i in range(10)]
+    predictions.write_text("\n".join(["paper_id,Overall,Decision", *rows]) + "\n")
+    train_mean = json.loads(baseline.read_text())["mean_rating"]
+
+    def constants(*extra: object) -> dict[str, str]:
+        result = invoke(
+            "eval", "--ratings", ratings, "--papers", papers, "--predictions", predictions,
+            "--scale", "1:10", "--no-leak", "--json", "review.resamples=20",
+            f"review.baseline={baseline}", *extra,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.stdout)["rows"]
+        return {r["system"]: r["description"] for r in rows if "constant" in r["system"]}
+
+    shown = constants()
+    assert list(shown) == ["constant"]
+    assert f"{train_mean:.3f}" in shown["constant"] and "fitted on" in shown["constant"]
+    shown = constants("--oracle-constant")
+    test_values = [float(c) for line in ratings.read_text().splitlines()[1:] for c in line.split("\t")[1:-1] if c]  # fmt: skip
+    test_mean = sum(test_values) / len(test_values)
+    assert abs(test_mean - train_mean) > 0.05
+    assert f"{test_mean:.3f}" in shown["oracle constant"] and "oracle" in shown["oracle constant"]
+    shown = constants("--train-ratings", train_ratings)
+    assert f"{train_mean:.3f}" in shown["constant"] and "--train-ratings" in shown["constant"]

@@ -4,6 +4,7 @@ depends on its exact contents."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,9 @@ from papergym.review.offline import OfflineReviewer
 from papergym.review.records import ICLR
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "reviews" / "iclr2022"
+CODE_STUB = re.compile(
+    r"\b(?:available|found|released|hosted)\s+(?:at|on|from|here)\s*:?[\s*_]*\]", re.IGNORECASE
+)
 pytestmark = pytest.mark.skipif(not (SHARED / "ratings.tsv").is_file(), reason="no shared set")
 
 
@@ -38,6 +42,9 @@ def test_shared_set_reads_and_anonymises() -> None:
             assert mark not in result.text
         if paper.accepted:
             assert any(r.kind == "author-block" for r in result.removed), paper.paper_id
+        # no "Code is available at ]" left where a URL was cut, no anonymous link
+        assert not CODE_STUB.search(result.text), paper.paper_id
+        assert "4open.science" not in result.text, paper.paper_id
 
 
 def test_shipped_baseline_scores_shared_papers() -> None:

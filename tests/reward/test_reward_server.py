@@ -441,3 +441,30 @@ def test_256_concurrent_clients_against_the_cli_server_get_the_in_process_scores
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=15) == 0
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("args", "role"), [(["--judge", "llm"], "judge"), (["--reward", "review"], "reviewer")]
+)
+def test_an_unreachable_llm_endpoint_stops_the_server_before_it_listens(
+    args: list[str], role: str
+) -> None:
+    """It used to say it was listening and ready, then leave every answer unscored."""
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    result = CliRunner().invoke(
+        cli,
+        [
+            *("serve-reward", "--port", "0", *args),
+            *(f"llm.default.base_url={url}", "llm.default.model=m", "llm.default.timeout=5"),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    line = result.output.strip()
+    assert line.startswith(f"error: {role}: ") and "unreachable" in line and "\n" not in line
+    assert "listening" not in result.output

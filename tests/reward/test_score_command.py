@@ -71,6 +71,7 @@ GOOD = {"instance_id": "a", "answer": "A plan."}
         ({"answer": "plan"}, 2, "no instance_id field (expected one of instance_id, id)"),
         ({"instance_id": 7, "answer": "plan"}, 2, "instance_id must be a string, not a number"),
         ({"instance_id": "a", "answer": "again"}, 2, "duplicate instance_id 'a' (first on line 1)"),
+        ({"instance_id": "b", "answer": "x", "sample": 0}, 2, "sample field on some lines but"),
         (["a", "plan"], 2, "expected a JSON object"),
         ({"instance_id": "zzz", "answer": "plan"}, 2, "instance_id 'zzz' is not in"),
     ],
@@ -88,8 +89,11 @@ def test_bad_answer_rows_are_one_line_errors_and_nothing_is_written(
 def test_folders_bom_and_invalid_utf8(built: Path, tmp_path: Path) -> None:
     folder = runner.invoke(app, ["score", str(built), str(tmp_path), "--judge", "offline"])
     assert folder.exit_code == 2 and "is a folder" in folder.output
-    as_instances = runner.invoke(app, ["score", str(tmp_path), str(built), "--judge", "offline"])
-    assert as_instances.exit_code == 2 and "is a folder" in as_instances.output
+    empty = tmp_path / "not-a-build"
+    empty.mkdir()
+    as_instances = runner.invoke(app, ["score", str(empty), str(built), "--judge", "offline"])
+    assert as_instances.exit_code == 2
+    assert "no instances.jsonl in this folder" in as_instances.output
     code, output, out = score(built, b'{"instance_id": "a", "answer": "caf\xe9"}\n', tmp_path)
     assert code == 2 and "answers.jsonl:1" in output and "not UTF-8" in output
     assert not out.exists()
@@ -109,6 +113,79 @@ def test_folders_bom_and_invalid_utf8(built: Path, tmp_path: Path) -> None:
     )
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["answers"] == 1 and out.exists()
+
+
+def test_a_build_folder_is_taken_for_its_instances_and_scores_go_beside_the_answers(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 20 #22: without -o, scores.jsonl used to land in the current folder
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    run = tmp_path / "run"
+    run.mkdir()
+    answers = run / "answers.jsonl"
+    answers.write_text(lines(GOOD))
+    result = runner.invoke(app, ["score", str(built.parent), str(answers), "--judge", "offline"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in run.iterdir()) == [
+        "answers.jsonl",
+        "answers.scores.config.yaml",
+        "answers.scores.jsonl",
+    ]
+    assert not any(elsewhere.iterdir())
+
+
+def test_several_samples_per_instance_are_each_scored(built: Path, tmp_path: Path) -> None:
+    # issue 20 #22: GRPO-style files (several samples per question) used to be refused
+    plans = ["We run sparse attention experiment number 1 on held-out data.", "A plan.", ""]
+    rows = [{"instance_id": "a", "sample": k, "answer": plan} for k, plan in enumerate(plans)]
+    rows.append({"instance_id": "b", "sample": "s0", "answer": "A plan."})
+    code, output, out = score(built, lines(*rows), tmp_path)
+    assert code == 0, output
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(s["instance_id"], s["sample"]) for s in written] == [
+        ("a", 0), ("a", 1), ("a", 2), ("b", "s0"),
+    ]  # fmt: skip
+    assert written[0]["value"] > written[1]["value"] and written[2]["value"] == 0.0
+    # the same answers without a sample field: refused unless --samples numbers them
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(lines(*({k: v for k, v in r.items() if k != "sample"} for r in rows)))
+    refused = runner.invoke(app, ["score", str(built), str(plain), "--judge", "offline"])
+    assert refused.exit_code == 2 and "pass --samples" in refused.output
+    numbered = tmp_path / "numbered.jsonl"
+    result = runner.invoke(
+        app,
+        ["score", str(built), str(plain), "--samples", "-o", str(numbered), "--judge", "offline",
+         "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["instances"] == 2 and summary["samples_per_instance"] == "1-3"
+    assert summary["answers"] == 4 and summary["instances_all_tied"] == 0
+    again = [json.loads(line) for line in numbered.read_text().splitlines()]
+    assert [(s["instance_id"], s["sample"]) for s in again] == [
+        ("a", 0), ("a", 1), ("a", 2), ("b", 0),
+    ]  # fmt: skip
+    assert [s["value"] for s in again] == [s["value"] for s in written]
+
+
+@pytest.mark.parametrize(
+    ("sample", "message"),
+    [
+        (1, "duplicate sample 1 of instance_id 'a' (first on line 2)"),
+        (True, "sample must be an integer or a string, not a boolean"),
+        (None, "sample must be an integer or a string, not null"),
+        ("", "sample is empty"),
+    ],
+)
+def test_bad_samples_are_one_line_errors(
+    built: Path, tmp_path: Path, sample: object, message: str
+) -> None:
+    rows = [{**GOOD, "sample": 0}, {**GOOD, "sample": 1}, {**GOOD, "sample": sample}]
+    code, output, out = score(built, lines(*rows), tmp_path)
+    assert code == 2 and "answers.jsonl:3" in output and message in output
+    assert not out.exists()
 
 
 def test_duplicate_instances_and_output_folder_are_refused(built: Path, tmp_path: Path) -> None:
@@ -166,6 +243,21 @@ def test_check_reward_strict_and_more_flags(
     assert strict.exit_code == 1, strict.output
     assert "… 2 more (--json lists them all)" in strict.output
     assert "--strict" in runner.invoke(app, ["check-reward", "--help"]).output
+
+
+def test_check_reward_takes_a_build_folder(tmp_path: Path) -> None:
+    # issue 20 #21: `check-reward BUILD_DIR` used to fail: "is a folder, not a JSONL file"
+    build = tmp_path / "env"
+    build.mkdir()
+    (build / "instances.jsonl").write_text(make_instance("a", "sparse attention").model_dump_json())
+    result = runner.invoke(app, ["check-reward", str(build), "--judge", "offline", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["instances"] == 1
+    (build / "instances.jsonl").unlink()
+    (build / "kept-00000.jsonl").write_text("")
+    missing = runner.invoke(app, ["check-reward", str(build), "--judge", "offline"])
+    assert missing.exit_code == 2
+    assert "no instances.jsonl in this folder (it holds kept-00000.jsonl)" in missing.output
 
 
 def test_check_reward_reports_progress() -> None:

@@ -53,6 +53,119 @@ def test_only_converts_the_keys_asked_for() -> None:
     assert [r.key for r in parsed.references] == ["he2016"] and parsed.skipped == 2
 
 
+def test_string_concatenation_is_expanded() -> None:
+    # issue 20 #16: `s38 # s38` used to stay as the literal title "s38 # s38"
+    text = r"""
+@String{s38 = "Sparse"}
+@string{full = s38 # { Attention for Long {Documents}}}
+@article{a, title = s38 # " " # S38, journal = {Proc. } # full, month = jan, year = 2021}
+@article{b, title = {Braced} # " and " # "quoted {"}" # 42, booktitle = undefinedvenue}
+"""
+    first, second = parse_bib(text).references
+    assert first.title == "Sparse Sparse"
+    assert first.venue == "Proc. Sparse Attention for Long Documents"
+    assert second.title == 'Braced and quoted "42'
+    assert second.venue == "undefinedvenue"  # no @string defines it: kept as written
+
+
+def test_strings_of_an_earlier_bib_file_hold_in_a_later_one(tmp_path: Path) -> None:
+    main = "\\documentclass{article}\\begin{document}\\cite{a}\\bibliography{abbrev,refs}\\end{document}"
+    root = write_paper(
+        tmp_path / "p",
+        {
+            "main.tex": main,
+            "abbrev.bib": '@string{icml = "International Conference on Machine Learning"}\n',
+            "refs.bib": "@inproceedings{a, title = {T}, booktitle = {Proc. } # icml}\n",
+        },
+    )
+    [ref] = references_of(root).references
+    assert ref.venue == "Proc. International Conference on Machine Learning"
+
+
+def test_broken_entries_are_counted_with_their_keys_and_lines() -> None:
+    text = r"""@article{good, title={A good one}, author={A and B}, year=2020}
+@article{nocomma title={no comma after the key}, year=2020}
+@article{unclosed, title={never closed, year=2020}
+@article{, title={no key}}
+@article{glued, title={x} year={2019}}
+@article{fine, title={Fine}}
+"""
+    parsed = parse_bib(text)
+    assert [r.key for r in parsed.references] == ["good", "fine"]
+    assert parsed.failed_blocks == 4
+    assert [(f.line, f.key) for f in parsed.failures] == [
+        (2, "nocomma"),
+        (3, "unclosed"),
+        (4, None),
+        (5, "glued"),
+    ]
+    assert "comma" in parsed.failures[0].reason and "comma missing" in parsed.failures[3].reason
+    assert parsed.first_failure.startswith("line 2: ")
+
+
+def test_an_entry_repeating_a_field_keeps_its_first_value_and_its_place() -> None:
+    # bibtexparser fails such an entry (two doi = ...); BibTeX warns and keeps the first value
+    text = (
+        "@article{a, title={A}}\n@article{b, title={B}, doi={1}, doi={2}}\n@article{c, title={C}}"
+    )
+    parsed = parse_bib(text)
+    assert [r.key for r in parsed.references] == ["a", "b", "c"] and parsed.failed_blocks == 0
+
+
+def test_limit_converts_only_the_first_titled_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    from papergym.sources import bib
+
+    converted: list[str] = []
+    real = bib.latex_to_text
+    monkeypatch.setattr(bib, "latex_to_text", lambda t: converted.append(t) or real(t))
+    entries = "".join(
+        f"@article{{k{i}, title={{Title {i}}}, abstract={{Abstract {i}}}}}\n" for i in range(50)
+    )
+    parsed = parse_bib("@misc{empty, author={X}}\n" + entries, limit=3)
+    assert [r.key for r in parsed.references] == ["k0", "k1", "k2"]
+    assert parsed.usable == 50 and "k49" in parsed.keys and parsed.untitled == ("empty",)
+    assert not any("Abstract 3" in t or "Title 3" in t for t in converted)
+
+
+def test_reading_in_pieces_gives_what_reading_at_once_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from papergym.sources import bib
+
+    text = (
+        '@string{v = "Venue"}\n'
+        + "".join(
+            f"@article{{k{i},\n  title = {{Title {{{i}}}}},\n  journal = v # {{ {i}}}\n}}\n"
+            for i in range(40)
+        )
+        + "@article{broken, title={never closed\n"
+        + "".join(f"@misc{{m{i}, title={{M {i}}}}}\n" for i in range(10))
+        + "@article{k3, title={a repeated key}}\n"
+    )
+    whole = parse_bib(text)
+    monkeypatch.setattr(bib, "CHUNK_CHARS", 100)
+    assert len(list(bib._chunks(text))) > 10
+    pieces = parse_bib(text)
+    assert pieces == whole
+    assert whole.usable == 50 and whole.duplicates == 1 and whole.references[7].venue == "Venue 7"
+    assert [(f.line, f.key) for f in whole.failures] == [(162, "broken")]
+
+
+def test_fewer_usable_entries_than_the_minimum_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "refs.bib"
+    path.write_text(
+        "@article{ok, title={Fine}}\n@article{bad title={x}}\n@article{b2, title={y} z}\n",
+        encoding="utf-8",
+    )
+    assert read_bib(path).usable == 1  # the default minimum is one
+    with pytest.raises(BadInputError) as error:
+        read_bib(path, minimum=3)
+    message = str(error.value)
+    assert str(path) in message and "\n" not in message
+    assert "only 1 usable reference, fewer than the 3 needed" in message
+    assert "2 entries could not be parsed (first at line 2:" in message
+
+
 @pytest.mark.parametrize(
     ("text", "reason"),
     [

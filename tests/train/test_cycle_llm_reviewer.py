@@ -144,3 +144,56 @@ def test_a_reviewer_endpoint_that_fails_leaves_the_round_unfinished(
     server.clear_script()  # it is back: the same call finishes the round
     (metrics,) = run_cycle(config, build_scorer("llm", config), None)["rounds"]
     assert metrics["papers"] == 6 and (round_dir / "metrics.json").is_file()
+
+
+class TheoryDown(ByTextReviewer):
+    """As :class:`ByTextReviewer`, but the theory reviewer's endpoint fails (HTTP 500)."""
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        if extract_schema(request) is not None and self.profile_of(request) == "theory":
+            raise RuntimeError("the endpoint is down")
+        return super().__call__(request)
+
+
+def test_a_round_whose_papers_lost_some_reviews_to_the_endpoint_is_unfinished(
+    tmp_path: Path, tiny_model: Path, server: FakeOpenAIServer
+) -> None:
+    """Issue 20 item 7: papers scored from 1 of their 2 reviews, the other's endpoint having
+    failed, were kept as the round's result."""
+    from papergym.train.cycle import ReviewerUnreachable
+
+    data = write_data(tmp_path / "data", count=2)
+    config = TrainConfig.model_validate(
+        {
+            "output_dir": str(tmp_path / "run"),
+            "model": {"name_or_path": str(tiny_model), "dtype": "float32"},
+            "lora": {"r": 4, "alpha": 8},
+            "llm": {
+                "default": {
+                    "model": "reviewer-m",
+                    "base_url": server.base_url,
+                    "retry_base_delay": 0.0,
+                    "max_retries": 0,
+                    "repair_attempts": 0,
+                },
+                "cache": False,
+            },
+            "review": {"reviewers": 2, "meta_review": False},
+            "cycle": {
+                "data": str(data),
+                "rounds": 1,
+                "input_fraction": 1.0,
+                "max_new_tokens": 8,
+                "reviewer": "llm",
+                "watch": "none",
+                "steps": 1,
+                "batch_size": 2,
+                "gradient_accumulation_steps": 1,
+                "max_length": 256,
+            },
+        }
+    )
+    server.responder = TheoryDown()
+    with pytest.raises(ReviewerUnreachable, match="unreachable"):
+        run_cycle(config, build_scorer("llm", config), None)
+    assert not (tmp_path / "run" / "round-1" / "papers.jsonl").exists()

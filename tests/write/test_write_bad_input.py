@@ -56,6 +56,27 @@ def test_unusable_bib_is_one_line_and_nothing_is_written(
     assert not out.exists()  # every .bib is checked before anything is written
 
 
+def test_a_bib_whose_entries_mostly_fail_is_refused_not_written_from_one(tmp_path: Path) -> None:
+    # issue 20 #15: 4 of 5 entries broken used to give a paper written from 1 reference
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        "@article{good, title={Attention Is All You Need}, year=2017}\n"
+        "@article{nocomma title={Deep Residual Learning}, year=2016}\n"
+        "@article{glued, title={Adam} year={2014}}\n"
+        "@article{unclosed, title={Layer Normalization, year=2016}\n"
+        "@article{, title={Batch Normalization}}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["write", str(bib), "-o", str(out), *LLM])
+    assert result.exit_code == 2, result.output
+    [line] = errors(result.output)
+    assert str(bib) in line
+    assert "only 1 usable reference, fewer than the 3 needed (write.min_references)" in line
+    assert "4 entries could not be parsed (first at line 2:" in line
+    assert not out.exists()
+
+
 def test_missing_bib_and_output_that_is_a_file(tmp_path: Path) -> None:
     result = runner.invoke(app, ["write", str(tmp_path / "nope.bib"), "-o", str(tmp_path), *LLM])
     assert result.exit_code == 2 and "no such file" in errors(result.output)[0]

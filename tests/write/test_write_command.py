@@ -81,6 +81,53 @@ def test_writes_a_paper_with_known_cites_and_marked_numbers(
     assert [s.heading for s in outline.sections] == list(meta.sections)
 
 
+BROKEN = """
+@article{nocomma title={Layer Normalization}, year={2016}}
+@article{glued, title={Batch Normalization} year={2015}}
+"""
+
+
+def test_unparseable_entries_are_reported_and_counted(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    # issue 20 #15: broken entries used to vanish without a word or a count
+    server.responder = ScriptedWriter()
+    out = tmp_path / "out"
+    result = write(server, str(bib(tmp_path, text=BIB + BROKEN)), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    [warning] = [line for line in result.stderr.splitlines() if line.startswith("warning")]
+    assert "attention.bib: 2 entries could not be parsed (first at line" in warning
+    assert "writing from 3 usable references" in warning
+    meta = WrittenPaper.model_validate_json((out / "attention" / "metadata.json").read_text())
+    assert meta.unparsed_entries == 2 and meta.references == 3
+    assert [u.split(" ")[0] for u in meta.unparsed] == ["nocomma", "glued"]
+    [summary] = json.loads(result.stdout)["bibs"]
+    assert summary["unparsed_entries"] == 2 and summary["untitled"] == 1
+
+
+def test_only_the_offered_references_are_converted(
+    server: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 20 #17: a 100,000-entry .bib had every entry converted though 100 are offered
+    from papergym.sources import bib as bib_module
+
+    converted: list[str] = []
+    real = bib_module.latex_to_text
+    monkeypatch.setattr(bib_module, "latex_to_text", lambda t: converted.append(t) or real(t))
+    extra = "".join(
+        f"@article{{extra{i}, title={{Extra {i}}}, abstract={{Abstract of extra {i}}}}}\n"
+        for i in range(300)
+    )
+    server.responder = ScriptedWriter()
+    out = tmp_path / "out"
+    source = str(bib(tmp_path, text=BIB + extra))
+    result = write(server, source, "-o", str(out), "write.max_references=3")
+    assert result.exit_code == 0, result.output
+    assert not [t for t in converted if "xtra" in t]  # none of the 300 past the first three
+    meta = WrittenPaper.model_validate_json((out / "attention" / "metadata.json").read_text())
+    assert meta.references == 303  # still counted
+
+
 def test_plan_only_has_no_result_numbers(server: FakeOpenAIServer, tmp_path: Path) -> None:
     script = ScriptedWriter(plan_digits_once=True)
     server.responder = script

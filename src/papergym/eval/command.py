@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,8 +14,12 @@ from rich.table import Table
 
 from papergym import __version__
 from papergym.cliutil import (
+    ApiKeyEnvOption,
+    CacheDirOption,
     DebugOption,
     JsonOption,
+    LLMConfigOption,
+    NoCacheOption,
     exit_unfinished,
     reports_errors,
     stdout,
@@ -26,6 +31,7 @@ from papergym.eval.evaluate import (
     eval_question,
     eval_reward,
     generate,
+    judge_tracker,
     score_answers,
     system_client,
 )
@@ -41,26 +47,45 @@ from papergym.eval.records import (
     EvalScore,
     EvalSummary,
 )
-from papergym.eval.summary import Bootstrap, summarise
+from papergym.eval.summary import Bootstrap, alpha_text, alphas_used, summarise
 from papergym.eval.systems import ResolvedSystem, resolve_systems
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.llm.client import LLMClient
+from papergym.llm.identity import identity_text
 from papergym.llm.report import usage_table
 from papergym.llm.types import LLMError, SamplingParams
 from papergym.llm.usage import UsageTracker
 from papergym.redact import redact
 from papergym.reward.command import JudgeOption
-from papergym.reward.reward import RubricReward
-from papergym.settings.cli import ConfigOption, flags, resolve
-from papergym.settings.load import config_yaml, is_override
+from papergym.reward.reward import RubricReward, judge_never_answered
+from papergym.settings.cli import ConfigOption, flags, llm_flags, resolve
+from papergym.settings.load import Override, config_yaml, is_override
 from papergym.settings.models import PaperGymConfig
 
 PLAN_FILE = "plan.json"
 """What the answers and scores in a folder depend on; a re-run resumes only when it matches."""
 
+JudgeBaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="The LLM judge's OpenAI-compatible endpoint (sets llm.default.base_url; the "
+        "systems keep their own). Credentials in it are sent as HTTP Basic auth and masked.",
+        show_default=False,
+    ),
+]
+JudgeModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="The LLM judge's model (sets llm.default.model).",
+        show_default=False,
+    ),
+]
+
 EVAL_EPILOG = """SYSTEM: NAME=SPEC or SPEC (a NAME with a dot, or one that is a top-level config key such as seed, is read as a config override). SPEC is a training run folder (its final/ model, or its last stage's), a local model folder (run in-process by the hf backend), or an OpenAI-compatible endpoint openai:MODEL@http://HOST:PORT/v1 (API key: llm.default.api_key_env).
 
-Writes EVAL_DIR/answers.jsonl (one per system, question, sample), scores.jsonl (per-criterion verdicts and the judge's reasons), summary.json (per system: mean reward with a bootstrap interval over questions, specific score by dimension, pass rate of each general criterion and by criterion rank, answer length and its correlation with the reward, unscored counts; paired differences between systems) and config.yaml. Interrupted? Run the same command again: finished answers and verdicts are kept.
+Writes EVAL_DIR/answers.jsonl (one per system, question, sample), scores.jsonl (per-criterion verdicts and the judge's reasons), summary.json (per system: mean reward with a bootstrap interval over questions, specific score by dimension, pass rate of each general criterion and by criterion rank, answer length and its correlation with the reward, unscored counts; paired differences between systems) and config.yaml. Interrupted? Run the same command again: finished answers and verdicts are kept (an answer whose judge never answered, its endpoint down, is judged again).
 
 Examples:
   papergym eval base=Qwen/Qwen3-8B-local runs/8b --data env -o eval/ data.test_fraction=0.2
@@ -85,18 +110,29 @@ def eval_config(
     split: str | None,
     samples: int | None,
     judge: str | None,
+    llm_options: Sequence[Override] = (),
 ) -> PaperGymConfig:
     given = flags(
         split=("eval.split", "--split", split),
         samples=("eval.samples", "-n", samples),
         judge=("reward.judge", "--judge", judge),
     )
-    return resolve(config_file, overrides, given)
+    return resolve(config_file, overrides, [*given, *llm_options])
 
 
 def eval_plan(
-    settings: PaperGymConfig, data: EvalData, systems: list[ResolvedSystem], judge: str
+    settings: PaperGymConfig,
+    data: EvalData,
+    systems: list[ResolvedSystem],
+    judge: str,
+    *,
+    judge_backend: str | None = None,
 ) -> dict[str, Any]:
+    """What a folder's answers and verdicts depend on. A system is recorded by where it is
+    served (an endpoint's normalised URL, a local model's weights), not its model name alone:
+    one name behind another server, or new weights in the same folder, is another system, and
+    resuming would mix its answers with the old ones. ``judge_backend`` is the LLM judge's, in
+    the same form (None for the offline judge)."""
     e = settings.eval
     return {
         "data_id": data.data_id,
@@ -105,10 +141,40 @@ def eval_plan(
         "top_p": e.top_p,
         "max_tokens": e.max_tokens,
         "judge": judge,
+        "judge_backend": judge_backend,
         "alpha": settings.reward.alpha,
         "normalisation": settings.reward.normalisation,
-        "systems": {s.record.name: s.record.model for s in systems},
+        "systems": {s.record.name: identity_text(s.backend) for s in systems},
     }
+
+
+def judge_backend(reward: RubricReward) -> str | None:
+    """Where the reward's LLM judge is served (:func:`identity_text`); None without one."""
+    llm = getattr(reward.judge, "llm", None)
+    role = getattr(reward.judge, "role", None)
+    if not isinstance(llm, LLMClient) or role is None:
+        return None
+    return identity_text(llm.config.for_role(role))
+
+
+def refuse_foreign_folder(out: Path) -> None:
+    """``out`` must be new, empty, or an eval folder (its plan.json, written first, says so):
+    eval writes config.yaml and summary.json, and another command's folder has its own."""
+    if out.exists() and not out.is_dir():
+        raise BadInputError(out, "exists and is not a folder")
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    plan = out / PLAN_FILE
+    try:
+        recorded = json.loads(plan.read_text(encoding="utf-8")) if plan.is_file() else None
+    except (ValueError, OSError):
+        recorded = None
+    if not isinstance(recorded, dict) or "data_id" not in recorded:
+        shown = ", ".join(sorted(p.name for p in out.iterdir())[:3])
+        raise BadInputError(
+            out,
+            f"holds {shown} but no eval plan.json: not a `papergym eval` folder; use another -o",
+        )
 
 
 def check_plan(out: Path, plan: dict[str, Any]) -> dict[str, Any]:
@@ -180,7 +246,12 @@ async def run_eval(
     clients = [system_client(s, settings.llm, tracker) for s in systems]
     try:
         await _ping(systems, clients, reward)
-        plan = check_plan(out, eval_plan(settings, data, systems, reward.judge.name))
+        plan = check_plan(
+            out,
+            eval_plan(
+                settings, data, systems, reward.judge.name, judge_backend=judge_backend(reward)
+            ),
+        )
         # every check passed: only now does the folder appear
         out.mkdir(parents=True, exist_ok=True)
         write_text_atomic(out / PLAN_FILE, json.dumps(plan, indent=1, ensure_ascii=False))
@@ -206,7 +277,10 @@ async def run_eval(
             for a in _latest(answers_log.read()).values()
             if a.system in wanted and a.instance_id in ids and a.sample < e.samples
         ]
-        scored = set(_latest(scores_log.read()))
+        # a score whose judge never answered (its endpoint failed) is judged again
+        scored = {
+            k for k, s in _latest(scores_log.read()).items() if not judge_never_answered(s.verdicts)
+        }
         by_id = {i.id: i for i in data.instances}
         todo = [a for a in answers if (a.system, a.instance_id, a.sample) not in scored]
         await score_answers(reward, todo, by_id, scores_log)
@@ -230,7 +304,8 @@ def _fmt(estimate: Estimate) -> str:
 def print_eval_summary(summary: EvalSummary, tracker: UsageTracker) -> None:
     table = Table(
         title=f"Eval: {summary.questions} questions ({summary.split}) × {summary.samples} "
-        f"sample(s), judge {summary.judge}, {int(summary.level * 100)}% intervals",
+        f"sample(s), judge {summary.judge}, {alpha_text(summary)}, "
+        f"{int(summary.level * 100)}% intervals",
         title_justify="left",
     )
     for column in (
@@ -298,6 +373,7 @@ def eval_summary(
         max_tokens=e.max_tokens,
         judge=judge,
         alpha=settings.reward.alpha,
+        alphas=alphas_used(scores),
         seed=e.seed,
         resamples=e.resamples,
         level=e.level,
@@ -332,7 +408,8 @@ def eval_command(
         typer.Option(
             "-o",
             "--out",
-            help="The eval folder (created once the checks pass).",
+            help="The eval folder (created once the checks pass): new, empty, or an earlier "
+            "eval's to resume it; another command's folder is refused.",
             show_default=False,
         ),
     ],
@@ -357,6 +434,12 @@ def eval_command(
     ] = None,
     config: ConfigOption = None,
     judge: JudgeOption = None,
+    llm_config: LLMConfigOption = None,
+    base_url: JudgeBaseUrlOption = None,
+    model: JudgeModelOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    no_cache: NoCacheOption = False,
+    cache_dir: CacheDirOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -370,9 +453,9 @@ def eval_command(
     next run (exit 1).
     """
     specs, overrides = split_systems(arguments)
-    settings = eval_config(config, overrides, split, samples, judge)
-    if out.exists() and not out.is_dir():
-        raise BadInputError(out, "exists and is not a folder")
+    llm_options = llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir)
+    settings = eval_config(config, overrides, split, samples, judge, llm_options)
+    refuse_foreign_folder(out)
     loaded = load_eval_data(
         data, settings.eval.split, settings.data.test_fraction, settings.eval.limit
     )
@@ -397,7 +480,8 @@ def eval_command(
     if json_output:
         print(summary.model_dump_json(indent=2))
     else:
-        print_eval_summary(summary, tracker)
+        judged = judge_tracker(reward)  # the judge's calls beside the systems'
+        print_eval_summary(summary, UsageTracker.merged(tracker, *([judged] if judged else [])))
         stdout.print(
             f"wrote {out}/{{{ANSWERS_FILE}, {SCORES_FILE}, {SUMMARY_FILE}, {CONFIG_FILE}}}"
         )

@@ -77,6 +77,7 @@ from papergym.jsonl import write_text_atomic
 from papergym.llm.cache import ResponseCache, default_cache_dir
 from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig
+from papergym.llm.report import usage_table
 from papergym.llm.types import LLMError
 from papergym.llm.usage import UsageTracker
 from papergym.redact import redact
@@ -219,6 +220,21 @@ def _exit_unfinished(failed: Sequence[str], planned: int, kept: int, log: Path) 
     raise typer.Exit(1)
 
 
+def refuse_foreign_folder(out: Path) -> None:
+    """``out`` must be new, empty, or a compare folder (its verdicts.jsonl, created first,
+    says so): compare writes config.yaml and summary.json, and another command's folder (an
+    eval folder among them) has its own."""
+    if out.exists() and not out.is_dir():
+        raise BadInputError(out, "is a file; -o takes an output folder")
+    if not out.is_dir() or not any(out.iterdir()) or (out / VERDICTS_FILE).is_file():
+        return
+    shown = ", ".join(sorted(p.name for p in out.iterdir())[:3])
+    raise BadInputError(
+        out,
+        f"holds {shown} but no {VERDICTS_FILE}: not a `papergym compare` folder; use another -o",
+    )
+
+
 def _in_plan_order(
     tasks: Sequence[Task], setup: str, verdicts: Sequence[CompareVerdict]
 ) -> list[CompareVerdict]:
@@ -248,7 +264,8 @@ def compare(
             "-o",
             "--out",
             help="Output folder: verdicts.jsonl, summary.json, config.yaml. Running the same "
-            "command again skips the verdicts already there.",
+            "command again skips the verdicts already there; another command's folder is "
+            "refused.",
             show_default=False,
         ),
     ],
@@ -296,8 +313,7 @@ def compare(
     Writes OUT/verdicts.jsonl (one per question × order × judge: the labels picked, the systems they map to, the reason), summary.json and config.yaml. Exit code 0 when done; 1 when some verdicts failed at the endpoint (run the same command again: finished verdicts are kept); 2 on bad input (EVAL_DIRs on different data, a broken answers file, no judge configured, an endpoint down), with nothing written.
     """
     paths, overrides = paths_and_overrides(arguments, "EVAL_DIR")
-    if out.exists() and not out.is_dir():
-        raise BadInputError(out, "is a file; -o takes an output folder")
+    refuse_foreign_folder(out)
     resolved = compare_config(
         config,
         overrides,
@@ -323,6 +339,7 @@ def compare(
 
     def start() -> None:  # once every check passed: bad input leaves nothing behind
         out.mkdir(parents=True, exist_ok=True)
+        log.path.touch()  # first: it marks the folder as compare's (refuse_foreign_folder)
         write_text_atomic(out / CONFIG_FILE, config_yaml(resolved))
 
     outcome, tracker = asyncio.run(
@@ -345,3 +362,5 @@ def compare(
     )
     write_text_atomic(out / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     print_summary(summary, json_output)
+    if not json_output and tracker.rows:
+        stdout.print(usage_table(tracker))

@@ -16,6 +16,7 @@ from papergym.eval.records import ANSWERS_FILE, EvalAnswer, EvalSummary
 from papergym.eval.records import SUMMARY_FILE as EVAL_SUMMARY_FILE
 from papergym.jsonl import iter_json_lines
 from papergym.records import Instance, content_hash
+from papergym.sources.files import refuse_link_out
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ def read_eval_folder(folder: Path, sample: int) -> EvalFolder:
             "question (samples are numbered from 0)",
         )
     path = folder / ANSWERS_FILE
+    refuse_link_out(path, folder)  # its answers go to the judges' endpoints
     systems = [s.system.name for s in summary.systems]
     known = set(summary.instance_ids)
     answers: dict[str, dict[str, str]] = {name: {} for name in systems}

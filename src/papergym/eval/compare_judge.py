@@ -4,6 +4,7 @@ question × ordering × judge, asking one verdict and running them all."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from papergym.eval.compare_records import CompareVerdict
 from papergym.eval.systems import ENDPOINT_PREFIX
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.llm.identity import identity_text
 from papergym.llm.types import ROLES, BudgetExceededError, LLMError, LLMTransportError, Role
 from papergym.llm.verdicts import failure_reason
 from papergym.records import Instance
@@ -37,6 +39,11 @@ class Judge:
     @property
     def model(self) -> str:
         return self.config.for_role(self.role).model
+
+    @functools.cached_property
+    def backend(self) -> str:
+        """Where the model is served (:func:`~papergym.llm.identity.identity_text`)."""
+        return identity_text(self.config.for_role(self.role))
 
 
 NO_LLM = (
@@ -98,8 +105,9 @@ class Task:
     ordering: tuple[str, ...]
     judge: Judge
 
-    def key(self, setup: str) -> tuple[str, tuple[str, ...], str, str, str]:
-        return (self.instance.id, self.ordering, self.judge.name, self.judge.model, setup)
+    def key(self, setup: str) -> tuple[str, tuple[str, ...], str, str, str, str]:
+        judge = self.judge
+        return (self.instance.id, self.ordering, judge.name, judge.model, judge.backend, setup)
 
 
 def plan_tasks(
@@ -116,8 +124,9 @@ def check_resumable(done: Sequence[CompareVerdict], planned: set[Any], where: Pa
             raise BadInputError(
                 where,
                 f"holds a verdict of another comparison (question {verdict.instance_id!r}, "
-                f"judge {verdict.judge!r} ({verdict.model}), order {', '.join(verdict.ordering)}, setup "
-                f"{verdict.setup}); compare into another -o folder",
+                f"judge {verdict.judge!r} ({verdict.backend or verdict.model}), order "
+                f"{', '.join(verdict.ordering)}, setup {verdict.setup}); compare into another "
+                "-o folder",
             )
 
 
@@ -141,6 +150,7 @@ async def ask(
         "instance_id": task.instance.id,
         "judge": task.judge.name,
         "model": task.judge.model,
+        "backend": task.judge.backend,
         "ordering": task.ordering,
         "setup": setup,
         "truncated": truncated,

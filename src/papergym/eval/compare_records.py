@@ -41,6 +41,12 @@ class CompareVerdict(Record):
     instance_id: str
     judge: str = Field(description="The judge: a role name or openai:MODEL@URL (masked).")
     model: str = Field(description="The model that answered for the judge.")
+    backend: str = Field(
+        default="",
+        description="Where the judge's model is served: its normalised endpoint (no "
+        "credentials) or local folder. One model name behind another server can be another "
+        "model, so its verdicts are never mixed in.",
+    )
     ordering: tuple[str, ...] = Field(
         description="The systems in the order shown: the first was labelled A, the next B, ..."
     )
@@ -64,10 +70,10 @@ class CompareVerdict(Record):
         return self.picks is not None
 
     @property
-    def key(self) -> tuple[str, tuple[str, ...], str, str, str]:
-        """What identifies a verdict for resuming: question, ordering, judge and its model,
-        setup."""
-        return (self.instance_id, self.ordering, self.judge, self.model, self.setup)
+    def key(self) -> tuple[str, tuple[str, ...], str, str, str, str]:
+        """What identifies a verdict for resuming: question, ordering, judge, its model and
+        where it is served, setup."""
+        return (self.instance_id, self.ordering, self.judge, self.model, self.backend, self.setup)
 
 
 class SystemRates(Record):

@@ -11,6 +11,7 @@ from papergym.errors import BadInputError
 from papergym.export.common import split_instances
 from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, Rubric, content_hash
+from papergym.sources.files import refuse_link_out
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ def _file(data: Path) -> Path:
         path = data / "instances.jsonl"
         if not path.is_file():
             raise BadInputError(data, "no instances.jsonl here; pass a `papergym build` folder")
+        refuse_link_out(path, data)  # its questions go to the systems' endpoints
         return path
     if not data.exists():
         raise BadInputError(data, "no such file or folder")

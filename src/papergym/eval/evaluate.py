@@ -61,6 +61,13 @@ def _client(config: LLMConfig, tracker: UsageTracker) -> LLMClient:
     return LLMClient(config, cache=cache, tracker=tracker)
 
 
+def judge_tracker(reward: RubricReward) -> UsageTracker | None:
+    """The usage of the reward's LLM judge (its own tracker, under its own budget); None for
+    the offline judge."""
+    llm = getattr(reward.judge, "llm", None)
+    return llm.tracker if isinstance(llm, LLMClient) else None
+
+
 def eval_reward(settings: PaperGymConfig) -> RubricReward:
     """The configured rubric reward, judging as many answers at once as its LLM judge's
     endpoints take requests.
@@ -198,6 +205,7 @@ def eval_score(answer: EvalAnswer, instance: Instance, score: Score) -> EvalScor
         unscored_reason=score.unscored_reason,
         judge=score.judge,
         answer_truncated=score.answer_truncated,
+        alpha=score.alpha,
     )
 
 

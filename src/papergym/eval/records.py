@@ -120,10 +120,23 @@ class EvalScore(Record):
     unscored_reason: str | None = None
     judge: str = ""
     answer_truncated: bool = False
+    alpha: float | None = Field(
+        default=None,
+        description="The α the reward applied: reward.alpha, or 1 when no general criterion "
+        "was graded (the offline judge grades none) and 0 when no specific one was; None "
+        "without a judgement.",
+    )
 
     @property
     def scored(self) -> bool:
         return self.value is not None
+
+
+class AlphaUse(Record):
+    """One α the reward applied, and how many scored answers it applied to."""
+
+    alpha: float
+    answers: int = Field(ge=1)
 
 
 class SystemSummary(Record):
@@ -181,7 +194,13 @@ class EvalSummary(Record):
     temperature: float
     max_tokens: int
     judge: str = Field(description="The judge that scored the answers.")
-    alpha: float
+    alpha: float = Field(description="reward.alpha as configured; alphas says what was applied.")
+    alphas: tuple[AlphaUse, ...] = Field(
+        default=(),
+        description="The α the reward actually applied to the scored answers, with their "
+        "counts: 1 where no general criterion was graded (the offline judge grades none), "
+        "so reward.alpha did not apply.",
+    )
     seed: int
     resamples: int
     level: float = 0.95

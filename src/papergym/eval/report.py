@@ -33,6 +33,7 @@ from papergym.eval.report_compare import compare_section
 from papergym.eval.report_eval import eval_section
 from papergym.eval.report_parts import CompareDir, EvalDir, ReportInput, Section, Table
 from papergym.jsonl import read_jsonl, write_text_atomic
+from papergym.sources.files import refuse_link_out
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -64,6 +65,10 @@ def load_input(path: Path) -> ReportInput:
         raise BadInputError(
             path, "not a folder: give a `papergym eval` or `papergym compare` folder"
         )
+    files = (er.SUMMARY_FILE, cr.VERDICTS_FILE, er.SCORES_FILE, er.ANSWERS_FILE, er.QUESTIONS_FILE)
+    for name in files:  # what the report shows, to whoever it is sent to
+        if (path / name).exists():
+            refuse_link_out(path / name, path)
     has_summary = (path / er.SUMMARY_FILE).is_file()
     if has_summary and (path / cr.VERDICTS_FILE).is_file():
         return CompareDir(
@@ -138,7 +143,7 @@ def md_table(table: Table) -> str:
 
 def render_markdown(sections: Sequence[Section]) -> str:
     parts = [
-        "# PaperGym evaluation report\n",
+        f"{MARKDOWN_TITLE}\n",
         f"Written by papergym {__version__}; the plots are in the HTML page.\n",
     ]
     for section in sections:
@@ -147,6 +152,32 @@ def render_markdown(sections: Sequence[Section]) -> str:
         parts.extend(f"{md_cell(note)}\n" for note in section.notes)
         parts.extend(md_table(t) for t in [*section.tables, *section.detail_tables])
     return "\n".join(parts)
+
+
+MARKDOWN_TITLE = "# PaperGym evaluation report"
+HTML_TITLE = "<title>PaperGym evaluation report</title>"
+"""How a page or Markdown file this command wrote begins: only those are ever replaced."""
+
+
+def refuse_foreign_file(path: Path) -> None:
+    """An existing ``path`` is replaced only when an earlier report wrote it: report.md is
+    written beside the page without being named, and must not replace the user's own."""
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise BadInputError(path, "exists and is not a file; give the report another name (-o)")
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            head = handle.read(4096)
+    except OSError as error:
+        raise BadInputError(path, f"cannot be read: {error.strerror or error}") from None
+    ours = head.startswith(MARKDOWN_TITLE) if path.suffix == ".md" else HTML_TITLE in head
+    if not ours:
+        raise BadInputError(
+            path,
+            "exists and was not written by `papergym report`; give the report another "
+            "name (-o) or move that file",
+        )
 
 
 @dataclass(frozen=True)
@@ -168,6 +199,9 @@ def write_report(
         )
     if out.is_dir():
         raise BadInputError(out, "is a folder; give the report's file name, e.g. report.html")
+    markdown_path = out.with_suffix(".md")
+    for path in (out, markdown_path):
+        refuse_foreign_file(path)
     loaded = [load_input(path) for path in inputs]
     sections = [
         eval_section(item, examples) if isinstance(item, EvalDir) else compare_section(item)
@@ -175,7 +209,6 @@ def write_report(
     ]
     html = render_html(sections, inputs)
     markdown = render_markdown(sections)
-    markdown_path = out.with_suffix(".md")
     write_text_atomic(out, html)
     write_text_atomic(markdown_path, markdown)
     return ReportResult(out, markdown_path, len(sections))
@@ -200,7 +233,8 @@ def report(
         typer.Option(
             "-o",
             "--out",
-            help="The HTML page to write; the same tables in Markdown go beside it (report.md).",
+            help="The HTML page to write; the same tables in Markdown go beside it (report.md). "
+            "An existing page or .md is replaced only when `papergym report` wrote it.",
         ),
     ] = Path("report.html"),
     examples: Annotated[

@@ -22,6 +22,7 @@ from papergym.eval.report_parts import (
     fmt_value,
     point,
 )
+from papergym.eval.summary import alpha_text
 
 ANSWER_CHARS = 6000  # an example answer longer than this is cut in the page (marked so)
 
@@ -215,7 +216,7 @@ def _eval_facts(summary: er.EvalSummary) -> list[tuple[str, str]]:
         ("questions", str(summary.questions)),
         ("samples per question", str(summary.samples)),
         ("generation", f"temperature {summary.temperature:g}, max tokens {summary.max_tokens}"),
-        ("reward", f"α = {summary.alpha:g}"),
+        ("reward", alpha_text(summary)),
         (
             "intervals",
             f"{summary.level:.0%} bootstrap, {summary.resamples} resamples, seed {summary.seed}",

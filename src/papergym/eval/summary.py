@@ -2,6 +2,10 @@
 
 Questions are the unit: each question's value is the mean over its scored samples, and every
 interval resamples questions. Unscored answers are counted, never averaged in as 0.
+
+Every statistic depends on the scores, not on their order: ``scores.jsonl`` lists answers as
+they finished, which a resumed or concurrent run changes, so values are sorted by question
+(and sample) before they are summed or resampled.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from papergym.eval.records import (
+    AlphaUse,
     Estimate,
     EvalScore,
+    EvalSummary,
     EvalSystem,
     EvalVerdict,
     PairedDifference,
@@ -34,12 +40,18 @@ class Bootstrap:
     seed: int = 0
 
     def mean(self, per_question: PerQuestion) -> Estimate:
+        # in question order, not the order answers happened to finish: the same scores
+        # resampled with the same seed must give the same interval after a resume
         return bootstrap_mean(
-            list(per_question.values()),
+            [per_question[key] for key in sorted(per_question)],
             resamples=self.resamples,
             level=self.level,
             seed=self.seed,
         )
+
+
+def _order(score: EvalScore) -> tuple[str, int]:
+    return score.instance_id, score.sample
 
 
 def per_question(
@@ -47,7 +59,7 @@ def per_question(
 ) -> PerQuestion:
     """Each question's mean of ``value`` over its answers; questions without one are left out."""
     values: dict[str, list[float]] = defaultdict(list)
-    for score in scores:
+    for score in sorted(scores, key=_order):  # sums in one order: the same float every time
         if (v := value(score)) is not None:
             values[score.instance_id].append(v)
     return {key: sum(vs) / len(vs) for key, vs in values.items()}
@@ -70,7 +82,8 @@ def _pass_rate(scores: Sequence[EvalScore], keep: Callable[[EvalVerdict], bool])
 def system_summary(
     system: EvalSystem, scores: Sequence[EvalScore], boot: Bootstrap
 ) -> SystemSummary:
-    """Every statistic of one system's scores."""
+    """Every statistic of one system's scores (in any order: they are sorted first)."""
+    scores = sorted(scores, key=_order)
     scored = [s for s in scores if s.scored]
     general_ids = sorted(
         {v.criterion_id for s in scored for v in s.verdicts if v.kind == "general"}
@@ -130,7 +143,7 @@ def paired(
     """``a - b`` over the questions both systems scored, resampling those questions."""
     first = per_question(by_system[a], lambda s: s.value)
     second = per_question(by_system[b], lambda s: s.value)
-    common = [key for key in first if key in second]
+    common = sorted(key for key in first if key in second)
     xs = [first[k] for k in common]
     ys = [second[k] for k in common]
     return PairedDifference(
@@ -156,3 +169,34 @@ def summarise(
     summaries = tuple(system_summary(s, by_system[s.name], boot) for s in systems)
     pairs = tuple(paired(a.name, b.name, by_system, boot) for a, b in combinations(systems, 2))
     return summaries, pairs
+
+
+def alphas_used(scores: Sequence[EvalScore]) -> tuple[AlphaUse, ...]:
+    """The α each scored answer's reward applied, counted, in increasing α."""
+    counts = Counter(s.alpha for s in scores if s.scored and s.alpha is not None)
+    return tuple(AlphaUse(alpha=a, answers=n) for a, n in sorted(counts.items()))
+
+
+_WHY = {1.0: "no general criterion graded", 0.0: "no specific criterion graded"}
+
+
+def alpha_text(summary: EvalSummary) -> str:
+    """The α the reward applied, as a reader should see it: ``α = 0.7``; ``α = 1 (reward.alpha
+    0.7 not applied: no general criterion graded)`` under the offline judge; or each α with
+    its answers when they differ."""
+    configured = summary.alpha
+    used = summary.alphas
+    if not used:  # nothing scored, or a summary written before α was recorded per answer
+        return f"α = {configured:g} (configured)"
+    if len(used) == 1:
+        alpha = used[0].alpha
+        if alpha == configured:
+            return f"α = {alpha:g}"
+        why = _WHY.get(alpha, "")
+        return f"α = {alpha:g} (reward.alpha {configured:g} not applied{': ' + why if why else ''})"
+    parts = [
+        f"{u.alpha:g} on {u.answers} answer{'s' if u.answers != 1 else ''}"
+        + (f" ({_WHY[u.alpha]})" if u.alpha != configured and u.alpha in _WHY else "")
+        for u in used
+    ]
+    return f"α = {', '.join(parts)} (reward.alpha {configured:g})"

@@ -201,6 +201,12 @@ def read_instances(
     if not build_dir.is_dir():
         raise BadInputError(build_dir, "no such build folder")
     path = build_dir / INSTANCES_FILE
+    if not path.exists():
+        from papergym.recipes.ares.output import unfinished_note  # what an ARES folder holds
+
+        note = unfinished_note(build_dir)
+        if note is not None:
+            raise BadInputError(build_dir, note)
     first: dict[str, tuple[int, Instance]] = {}
     lines: dict[str, list[int]] = {}  # id -> every line it is on, for ids seen more than once
     for number, data in iter_json_lines(path):

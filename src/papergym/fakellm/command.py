@@ -102,7 +102,8 @@ def fake_llm(
             "--answers",
             help="plausible: answer PaperGym's prompts from the text they carry, so that a build "
             "(papers, or --recipe ares on a corpus) yields instances, review gives reviews on the "
-            "venue's scale and write writes a paper citing the .bib's keys (other prompts get "
+            "venue's scale, write writes a paper citing the .bib's keys and the rubric judge "
+            "gives one verdict per criterion, met when the answer covers it (other prompts get "
             "schema-true answers); schema: a "
             "deterministic value of the requested JSON schema for every prompt.",
         ),

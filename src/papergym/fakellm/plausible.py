@@ -13,7 +13,9 @@ repair) and answers from the paper text inside it, the way an extractive model w
 * rubric: one "The plan ..." criterion per reference sentence (R_A), task-specific checks built
   from the question's key terms (R_Q); merge: the first candidates; leakage judge: not inferable.
 
-The ARES, reviewer and writer prompts are answered by :mod:`papergym.fakellm.plausible_tasks`.
+The rubric judge's prompts are answered first, by :mod:`papergym.fakellm.plausible_judge` (one
+verdict per listed criterion, whatever the graded text quotes); the ARES, reviewer and writer
+prompts by :mod:`papergym.fakellm.plausible_tasks`.
 Anything else gets a schema-true answer (ids of per-item verdicts numbered 1..n) or, without a
 schema, the prompt's first sentences. Answers are a pure function of the request, so caches and
 resumed builds behave as with a temperature-0 model.
@@ -27,6 +29,7 @@ import re
 from typing import Any, cast
 
 from papergym.fakellm.completions import JSONDict, extract_schema
+from papergym.fakellm.plausible_judge import judge_answer
 from papergym.fakellm.plausible_tasks import task_answer
 from papergym.fakellm.schema import sample_from_schema
 from papergym.records import RUBRIC_SIZE  # the criteria the rubric prompts ask for
@@ -116,6 +119,9 @@ _STOPWORDS = frozenset(
 
 def responder(request: dict[str, Any]) -> str | JSONDict:
     """The answer to one chat request: plausible for PaperGym's prompts, schema-true otherwise."""
+    judged = judge_answer(request)  # first: the text it grades may quote any other prompt's cue
+    if judged is not None:
+        return judged
     task = task_answer(request)  # ARES, review and writer prompts
     if task is not None:
         return task

@@ -14,7 +14,7 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -23,8 +23,12 @@ from pydantic import ValidationError
 
 from papergym.llm.types import Completion, JSONSchema, Message, SamplingParams
 
-KEY_VERSION = 1
-"""Bumped when what goes into a key changes, so old entries stop matching instead of lying."""
+KEY_VERSION = 2
+"""Bumped when what goes into a key changes, so old entries stop matching instead of lying.
+
+2: the backend's identity (endpoints, local weights, decoding settings) replaced the bare
+model name and backend kind, which let two servers serving the same model name share answers.
+"""
 
 BUSY_TIMEOUT_S = 30.0
 """How long a writer waits for another process's write before giving up."""
@@ -32,23 +36,23 @@ BUSY_TIMEOUT_S = 30.0
 
 def cache_key(
     *,
-    model: str,
+    backend: Mapping[str, Any],
     messages: Sequence[Message],
     schema: JSONSchema | None,
     params: SamplingParams,
     sample_index: int,
-    backend: str = "",
 ) -> str:
     """The sha256 of a canonical JSON of everything that determines the answer.
 
-    There is deliberately no endpoint URL or API key here: the same model behind two URLs (a
-    local vLLM and a hosted copy, a second replica) answers the same, and keys are secrets that
-    must never reach a file. ``backend`` is the backend's kind (say ``"openai"``), not its address.
+    ``backend`` is :func:`~papergym.llm.identity.backend_identity`: which model answers, by name
+    *and* where it is served (the normalised endpoints of an HTTP backend, the weights of a
+    local one), since one name behind two servers can be two models. Credentials never enter
+    it (URL userinfo and key-bearing query parameters are stripped; the API key is not read),
+    and only the digest is stored.
     """
     payload: dict[str, Any] = {
         "version": KEY_VERSION,
-        "backend": backend,
-        "model": model,
+        "backend": dict(backend),
         "messages": [message.model_dump(mode="json") for message in messages],
         "schema": schema,
         "params": params.model_dump(mode="json"),

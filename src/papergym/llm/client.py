@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Protocol, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 
 from pydantic import BaseModel
 
 from papergym.llm.cache import ResponseCache, cache_key, default_cache_dir
 from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.llm.identity import backend_identity
 from papergym.llm.structured import (
     StructuredOutputError,
     json_schema_for,
@@ -86,6 +87,7 @@ class LLMClient:
             budget_tokens=config.budget_tokens,
         )
         self._backends: dict[str, Backend] = {}
+        self._identities: dict[str, dict[str, Any]] = {}
 
     @classmethod
     def from_config(cls, config: LLMConfig) -> LLMClient:
@@ -102,6 +104,15 @@ class LLMClient:
         if identity not in self._backends:
             self._backends[identity] = make_backend(config)
         return self._backends[identity]
+
+    def identity(self, role: Role) -> dict[str, Any]:
+        """Which model answers ``role``: :func:`~papergym.llm.identity.backend_identity` of its
+        backend, taken once per client (as a local model's weights are loaded once)."""
+        config = self.config.for_role(role)
+        key = config.model_dump_json()
+        if key not in self._identities:
+            self._identities[key] = backend_identity(config)
+        return self._identities[key]
 
     @overload
     async def call(
@@ -143,14 +154,14 @@ class LLMClient:
         :class:`LLMTransportError`; callers turn those into a drop or an unscored verdict.
         """
         backend = self.backend(role)
-        params = (params or self.config.for_role(role).params).model_copy(update={"n": 1})
+        config = self.config.for_role(role)
+        params = (params or config.params).model_copy(update={"n": 1})
         key = cache_key(
-            model=backend.model,
+            backend=self.identity(role),
             messages=messages,
             schema=json_schema_for(schema) if schema else None,
             params=params,
             sample_index=sample_index,
-            backend=backend.name,
         )
         stage = stage or role
         if self.cache is not None and (hit := await self.cache.aget(key)) is not None:

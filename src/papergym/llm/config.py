@@ -120,6 +120,11 @@ class BackendConfig(BaseModel):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         default="auto", description="hf: dtype of the weights."
     )
+    gguf_file: str | None = Field(
+        default=None,
+        description="hf: a GGUF file inside the model folder (or hub repo) to load, "
+        "dequantised by transformers (needs the gguf package).",
+    )
     batch_size: int = Field(default=8, ge=1, description="hf: most requests in one generate.")
     batch_wait_ms: float = Field(default=10.0, ge=0, description="hf: wait to fill a batch.")
 

@@ -165,8 +165,9 @@ def load_model(config: BackendConfig) -> LoadedModel:
 
     device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(config.model)
-        model: Any = AutoModelForCausalLM.from_pretrained(config.model, dtype=config.dtype)
+        gguf = {"gguf_file": config.gguf_file} if config.gguf_file else {}
+        tokenizer = AutoTokenizer.from_pretrained(config.model, **gguf)
+        model: Any = AutoModelForCausalLM.from_pretrained(config.model, dtype=config.dtype, **gguf)
     except OSError as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise BadInputError(None, f"hf backend cannot load '{config.model}': {reason}") from None

@@ -1,6 +1,7 @@
 """Usage and cost accounting per stage, role and model: our users' bill.
 
-An unpriced model's cost is ``None`` (shown as "unpriced"), never $0. A budget, in tokens or
+An unpriced model's cost is ``None`` (shown as "unpriced"), never $0, even when every answer
+came from the cache; a priced model's cache hits cost nothing. A budget, in tokens or
 dollars, stops the run cleanly with :class:`BudgetExceededError` before the next call.
 """
 
@@ -48,12 +49,17 @@ class UsageTracker:
 
     def record(self, *, stage: str, role: str, model: str, usage: Usage, cached: bool) -> None:
         row = self.rows[(stage, role, model)]
+        price = self.prices.get(model)
+        if price is None:
+            # unpriced whether its answers came from the server or the cache: a fully cached
+            # run of an unpriced model must not read "$0.0000" where a live one read "unpriced"
+            row.cost = None
         if cached:
             row.cache_hits += 1
             return
         row.calls += 1
         row.usage = row.usage + usage
-        cost = call_cost(self.prices.get(model), usage)
+        cost = call_cost(price, usage)
         row.cost = None if cost is None or row.cost is None else row.cost + cost
 
     @property
@@ -73,6 +79,20 @@ class UsageTracker:
     @property
     def calls(self) -> int:
         return sum(r.calls for r in self.rows.values())
+
+    @classmethod
+    def merged(cls, *trackers: UsageTracker) -> UsageTracker:
+        """One table's worth of several trackers' rows (each keeps its own budget): a command
+        whose parts account apart, such as eval's systems and its judge, shows them together."""
+        merged = cls(prices={k: v for t in trackers for k, v in t.prices.items()})
+        for tracker in trackers:
+            for key, row in tracker.rows.items():
+                into = merged.rows[key]
+                into.calls += row.calls
+                into.cache_hits += row.cache_hits
+                into.usage = into.usage + row.usage
+                into.cost = None if into.cost is None or row.cost is None else into.cost + row.cost
+        return merged
 
     def check_budget(self) -> None:
         """Raise before a call when the budget is already spent."""

@@ -14,6 +14,8 @@ they were) and its own wording of the reason. What they share lives here:
 * :func:`in_order` — the verdicts by id 1..count, or ``None`` unless there is exactly one each;
 * :func:`failure_reason` / :func:`wrong_count_reason` — the reason every criterion of a call
   is **unscored** with when the answer never arrives or is still wrong after the repairs;
+* :func:`never_answered` — whether such a reason says the judge never answered (its endpoint
+  failed, or the budget was spent): not a verdict, so nothing that keeps verdicts may keep it;
 * :func:`with_room_for` — sampling parameters whose ``max_tokens`` fits every verdict.
 """
 
@@ -25,7 +27,7 @@ from typing import Any, Generic, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from papergym.llm.structured import exactly_one_per_id
-from papergym.llm.types import LLMError, SamplingParams
+from papergym.llm.types import BudgetExceededError, LLMError, LLMTransportError, SamplingParams
 
 MAX_REASON_CHARS = 400
 """An unscored verdict's reason keeps this much of the error: enough to see what went wrong."""
@@ -95,6 +97,26 @@ def failure_reason(error: LLMError) -> str:
     if len(detail) > MAX_REASON_CHARS:
         detail = detail[: MAX_REASON_CHARS - 1] + "…"
     return f"judge failed: {type(error).__name__}: {detail}"
+
+
+NO_ANSWER_ERRORS: tuple[type[LLMError], ...] = (LLMTransportError, BudgetExceededError)
+"""Failures that leave no answer to judge by: the endpoint never answered (after the bounded
+retries), or the run's budget was spent before the call. Asked again later, the judge may well
+answer. An answer that came but could not be used (:class:`~papergym.llm.types.LLMOutputError`
+after the repairs, :class:`~papergym.llm.types.LLMTruncatedError` after the larger budget) is
+the judge's own outcome: asked again with the same settings, it would do the same."""
+
+
+def never_answered(reason: str) -> bool:
+    """Whether an unscored verdict's ``reason`` (:func:`failure_reason`) says its judge never
+    answered (:data:`NO_ANSWER_ERRORS`), rather than answered unusably.
+
+    >>> never_answered(failure_reason(LLMTransportError("http://h/v1: HTTP 503")))
+    True
+    >>> never_answered(wrong_count_reason(3))
+    False
+    """
+    return any(reason.startswith(f"judge failed: {kind.__name__}:") for kind in NO_ANSWER_ERRORS)
 
 
 def wrong_count_reason(count: int) -> str:

@@ -2,14 +2,21 @@
 
 ``build.yaml`` records the settings (:class:`BuildSettings`); a build resumed in a folder must
 share their identity, and a folder built with another configuration is refused naming each key
-that differs. ``config.yaml`` beside it is the resolved configuration of the whole command, as
-every command saves it: it holds keys that do not change the output (endpoints, the reward, the
-training sections), so it is a record, not what the resume check compares. Builds of earlier
-releases saved the settings as ``config.yaml``; such a folder is still read (and resumed).
+that differs. The identity says which model played each role: its name *and* where it is served
+(:func:`served_by`: the normalised endpoints, credentials stripped, or a local model's folder
+and weights), since ``m`` on another server can be another model, and a build continued there
+would mix papers written by two. A build.yaml of an earlier release records no endpoints; it
+resumes without comparing them, and records them from then on.
+
+``config.yaml`` beside it is the resolved configuration of the whole command, as every command
+saves it: it holds keys that do not change the output (timeouts, the reward, the training
+sections), so it is a record, not what the resume check compares. Builds of earlier releases
+saved the settings as ``config.yaml``; such a folder is still read (and resumed).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +26,8 @@ from pydantic import BaseModel, ConfigDict
 from papergym import __version__
 from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
-from papergym.llm.config import LLMConfig
+from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.llm.identity import backend_identity, local_model_identity
 from papergym.llm.types import Role
 from papergym.records import BuilderName, RecipeName
 from papergym.redact import redact
@@ -42,24 +50,54 @@ class BuildSettings(BaseModel):
     paper_concurrency: int = 16
     leakage_judge: bool = True  # LLM builds: SPEC §2 step 9 verdict per criterion, one call each
     models: dict[str, str] = {}  # role → "backend:model", so a different model is a different build
+    endpoints: dict[str, str] = {}  # role → where that model is served (:func:`served_by`)
     papergym_version: str = __version__
 
-    def identity(self) -> dict[str, Any]:
-        """The fields a resumed build must share with the one that wrote the folder.
+    def identity(self, without: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """The fields a resumed build must share with the one that wrote the folder, but for
+        the keys in ``without`` (what an earlier release's build.yaml did not record).
 
-        Endpoint URLs and keys are not part of it (nor of config.yaml): the same model behind
-        another replica, or a rotated key, continues the same build. The leakage judge counts
-        only for LLM builds, the only ones that call it.
+        Which model played each role, and where it was served, are part of it; API keys are
+        not (a rotated key continues the same build), nor are credentials in a URL. The
+        leakage judge counts only for LLM builds, the only ones that call it.
         """
         identity: dict[str, Any] = {
             "recipe": self.recipe,
             "builder": self.builder,
             "models": self.models,
+            "endpoints": self.endpoints,
             "max_unit_words": self.max_unit_words,
         }
         if self.builder == "llm":
             identity["leakage_judge"] = self.leakage_judge
-        return identity
+        return {key: value for key, value in identity.items() if key not in without}
+
+
+def served_by(backend: BackendConfig) -> str:
+    """Where ``backend``'s model is served, as a build records it: its normalised endpoints
+    (credentials stripped; several replicas joined by commas), or a local model's folder as
+    given with the digest of its weights' files (``runs/tiny/final#1a2b...``: new weights in
+    the same folder are another model; :func:`~papergym.llm.identity.local_model_identity`),
+    the folder left as written so that no absolute path of this machine is recorded."""
+    if backend.backend == "hf":
+        weights = local_model_identity(backend.model)  # "/abs/folder#digest", or a hub id
+        where = backend.model
+        if weights != backend.model:
+            where += "#" + weights.rsplit("#", 1)[1]
+        return f"{where} gguf_file={backend.gguf_file}" if backend.gguf_file else where
+    return ",".join(backend_identity(backend)["endpoints"])
+
+
+def role_models(llm: LLMConfig, roles: Sequence[Role]) -> tuple[dict[str, str], dict[str, str]]:
+    """(role → "backend:model", role → :func:`served_by`) of the ``roles`` ``llm`` serves."""
+    models: dict[str, str] = {}
+    endpoints: dict[str, str] = {}
+    for role in roles:
+        backend = llm.roles.get(role, llm.default)
+        if backend is not None:
+            models[role] = f"{backend.backend}:{backend.model}"
+            endpoints[role] = served_by(backend)
+    return models, endpoints
 
 
 def settings_for(
@@ -71,16 +109,15 @@ def settings_for(
     **extra: Any,
 ) -> BuildSettings:
     models: dict[str, str] = {}
+    endpoints: dict[str, str] = {}
     if builder == "llm" and llm is not None:
         roles: tuple[Role, ...] = ("extractor", "writer", "rubric")
-        for role in (*roles, "judge") if leakage_judge else roles:
-            backend = llm.roles.get(role, llm.default)
-            if backend is not None:
-                models[role] = f"{backend.backend}:{backend.model}"
+        models, endpoints = role_models(llm, (*roles, "judge") if leakage_judge else roles)
     return BuildSettings(
         recipe=recipe,
         builder=builder,
         models=models,
+        endpoints=endpoints,
         # The extractive builder never calls a judge; its config must not say it did.
         leakage_judge=leakage_judge and builder == "llm",
         **extra,
@@ -105,13 +142,16 @@ def _shown(value: Any) -> str:
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """``key: old → new`` for every identity key that differs (nested keys dotted, e.g. models.judge)."""
+    """``key: old → new`` for every identity key that differs (nested keys dotted, e.g.
+    models.judge); keys with the same change share one entry (``endpoints.judge,
+    endpoints.writer: A → B``), so a server changed for every role is named once."""
     before, after = _flat(old), _flat(new)
-    return [
-        f"{key}: {_shown(before.get(key))} → {_shown(after.get(key))}"
-        for key in sorted(before.keys() | after.keys())
-        if before.get(key) != after.get(key)
-    ]
+    changes: dict[tuple[str, str], list[str]] = {}
+    for key in sorted(before.keys() | after.keys()):
+        if before.get(key) != after.get(key):
+            change = (_shown(before.get(key)), _shown(after.get(key)))
+            changes.setdefault(change, []).append(key)
+    return [f"{', '.join(keys)}: {was} → {now}" for (was, now), keys in changes.items()]
 
 
 def _is_whole_config(path: Path) -> bool:
@@ -136,8 +176,14 @@ def recorded_settings(out: Path) -> Path | None:
     return None
 
 
-def _previous_identity(config_path: Path) -> dict[str, Any]:
-    """The identity recorded in an existing build.yaml (keys it lacks take today's defaults)."""
+UNRECORDED_BEFORE = frozenset({"endpoints"})
+"""Identity keys an earlier release's build.yaml may lack: not compared when absent (the folder
+resumes, and records them from then on), rather than taken as today's default."""
+
+
+def _previous_settings(config_path: Path) -> tuple[BuildSettings, frozenset[str]]:
+    """The settings recorded in an existing build.yaml (keys it lacks take today's defaults),
+    and the identity keys of :data:`UNRECORDED_BEFORE` it lacks."""
     try:
         previous = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
         if not isinstance(previous, dict):
@@ -145,10 +191,29 @@ def _previous_identity(config_path: Path) -> dict[str, Any]:
         defaults = BuildSettings().model_dump()
         # Keys of other versions are ignored: only what decides the output is compared.
         known = {key: previous.get(key, value) for key, value in defaults.items()}
-        return BuildSettings.model_validate({**known, "papergym_version": ""}).identity()
+        settings = BuildSettings.model_validate({**known, "papergym_version": ""})
+        return settings, frozenset(key for key in UNRECORDED_BEFORE if key not in previous)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError) as error:
         reason = " ".join(str(error).split())[:200]
         raise BadInputError(config_path, f"not a PaperGym build configuration: {reason}") from None
+
+
+def refusal(kind: str, differences: Sequence[str]) -> str:
+    """Why a folder holding a ``kind`` made with other settings is refused, and what to do.
+
+    When the endpoints differ, the hint says how to continue where the other server serves the
+    very same model (the folder then resumes as an earlier release's would)."""
+    text = (
+        f"output folder holds {kind} with a different configuration ("
+        + "; ".join(differences)
+        + "); use another folder or the same options"
+    )
+    if any("endpoints." in d for d in differences):
+        text += (
+            f" (another server may serve another model; if it serves the very same one, "
+            f"delete the endpoints key of {SETTINGS_FILE} to continue)"
+        )
+    return text
 
 
 def check_output(out: Path, settings: BuildSettings) -> bool:
@@ -169,14 +234,10 @@ def check_output(out: Path, settings: BuildSettings) -> bool:
         raise BadInputError(
             out, f"output folder is not empty and holds no PaperGym build ({SETTINGS_FILE})"
         )
-    differences = _differences(_previous_identity(config_path), settings.identity())
+    previous, unrecorded = _previous_settings(config_path)
+    differences = _differences(previous.identity(unrecorded), settings.identity(unrecorded))
     if differences:
-        raise BadInputError(
-            out,
-            "output folder holds a build with a different configuration ("
-            + "; ".join(differences)
-            + "); use another folder or the same options",
-        )
+        raise BadInputError(out, refusal("a build", differences))
     return True
 
 

@@ -3,8 +3,9 @@
 It runs any recipe's list of steps (:mod:`papergym.recipes.steps`; the lists are in
 :mod:`papergym.recipes.pipeline`) over the papers of the sources given. Layout of ``OUT/``::
 
-    build.yaml                  the settings that decide the output (no endpoint URLs): a
-                                resumed build must match them (earlier releases: config.yaml)
+    build.yaml                  the settings that decide the output (the models and their
+                                normalised endpoints, no credentials): a resumed build must
+                                match them (earlier releases: config.yaml)
     config.yaml                 the resolved configuration of the command, secrets masked
     sources/<key>.json          per source read: relative path, fingerprint, paper id or failure
     papers/<paper_id>/          per paper: paper.json, one <field>.json per finished step

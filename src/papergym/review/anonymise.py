@@ -12,11 +12,18 @@ headings, no author block). Pure and deterministic: the same text always gives t
 
 Order matters: venue marks first (they sit in the front matter and in page headers), then the
 front matter's author block, acknowledgement sections, stray funding and thanks sentences and
-author notes, code URLs, and finally any email left.
+author notes, the sentences presenting the paper's code (removing the URL alone would leave a
+"Code is available at ]" stub, itself a camera-ready mark) and its code URLs elsewhere, and
+finally any email left.
+
+Linear time in the text's length: a review server anonymises whatever answer it is sent, so no
+pattern may retry every position of a long run, and no pass may start over after a removal.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 import itertools
 import re
 from collections.abc import Callable
@@ -60,18 +67,35 @@ def _plain(line: str) -> str:
     return _MARKUP.sub(" ", line).strip()
 
 
+_VENUE_WORDS = (
+    "published",
+    "accepted",
+    "appear",
+    "review",
+    "blind",
+    "anonymous",
+    "preprint",
+    "submission",
+    "copyright",
+    "camera",
+)
+"""Every venue phrase holds one of these words whole: a line without one is not parsed further
+(a substring test per line instead of a markup substitution and a regex search)."""
+
+
 def _strip_venue(lines: list[str], removed: list[Removal]) -> list[str]:
-    result = []
-    for line in lines:
+    result = list(lines)
+    for index, line in enumerate(lines):
+        lowered = line.lower()
+        if not any(word in lowered for word in _VENUE_WORDS):
+            continue
         plain = _plain(line)
         if plain and len(plain.split()) <= _HEADER_MAX_WORDS and _VENUE.search(plain):
             for match in _VENUE.finditer(plain):
                 removed.append(Removal(kind="venue-header", text=match.group(0).strip()))
             rest = _plain(_VENUE.sub(" ", plain))
             # what is left of a header line is page furniture (a page number, punctuation)
-            result.append("" if len(re.findall(r"[A-Za-z]{3,}", rest)) < 2 else line)
-            continue
-        result.append(line)
+            result[index] = "" if len(re.findall(r"[A-Za-z]{3,}", rest)) < 2 else line
     return result
 
 
@@ -131,11 +155,18 @@ _NUMBERED_HEADING = re.compile(
 """The first section's heading: "1 INTRODUCTION", "# 1 Method"; not "1 Department of ..."."""
 _ABSTRACT = re.compile(r"^\s*(?:#+\s*)?(?:\*\*|__|_)?\s*abstract\b", re.IGNORECASE)
 _EMAIL = re.compile(
-    r"(?:\{[^{}\n]{1,200}\}|[\w.+-]+)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", re.IGNORECASE
+    r"(?:\{[^{}\n]{1,200}\}|(?<![\w.+-])[\w.+-]+)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", re.IGNORECASE
 )
+"""An email address. Its local part starts where its run of ``[\\w.+-]`` starts (the
+look-behind): without it every position of a long run (``"a" * 80000``) is tried again, which
+is quadratic. A match inside a run is also one from the run's start, so nothing is lost but two
+addresses glued together by "_" or "+" (the second is not found)."""
 _PROSE_MIN_WORDS = 12
 _LOWERCASE_SHARE = 0.55
 _FRONT_MAX_LINES = 150
+
+
+_LOWERCASE = re.compile(r"[a-z]")
 
 
 def is_heading(line: str) -> bool:
@@ -146,6 +177,8 @@ def is_heading(line: str) -> bool:
         return False
     if stripped.startswith("#") or re.fullmatch(r"[-*_=]{3,}", stripped):
         return True
+    if _LOWERCASE.search(stripped):  # its letters are not all capitals (the common case, fast)
+        return False
     plain = _plain(stripped)
     words = re.findall(r"[A-Za-z]+", plain)
     if not words or len(plain.split()) > 10 or plain.endswith((".", ",", ";")):
@@ -444,30 +477,101 @@ _AUTHOR_NOTE = re.compile(
     r"\binternship\s+(?:at|of)\b|\bwhile\s+(?:\w+\s+){0,3}interns?\s+at\b",
     re.IGNORECASE | re.MULTILINE,
 )
-_SENTENCE_END = re.compile(r"[.!?](?:\*\*|__|_|\])?(?=\s|$)")
-
-
-def _sentence_span(text: str, start: int, end: int) -> tuple[int, int]:
-    """The sentence of ``text`` holding ``text[start:end]``, by the nearest sentence ends."""
-    before = 0
-    for match in _SENTENCE_END.finditer(text, 0, start):
-        before = match.end()
-    after = _SENTENCE_END.search(text, end)
-    return before, (after.end() if after else len(text))
+_SENTENCE_END = re.compile(r"[.!?](?:\*\*|__|_|\]\([^\s()]*\)|\])?(?=\s|$)")
+"""A sentence's end: its mark, then the close of bold or italics, or of a link ("... at URL.](URL)")."""
 
 
 _FOOTNOTE_MARK = re.compile(r"[∗†‡⋆⇤§¶*˚]")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+_ENDS_HERE = re.compile(r"[.!?](?:\*\*|__|_|\])?\Z")
 
 
-def _note_span(text: str, start: int, end: int) -> tuple[int, int]:
+class _Bounds:
+    """Sentence ends, line breaks and footnote marks of one text, found once, so that a pass
+    over many matches asks each question by a binary search and stays linear in the text (a
+    search backwards from every match, or a restart from the top after every removal, is
+    quadratic on a long text)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        ends = list(_SENTENCE_END.finditer(text))
+        self.end_starts = [m.start() for m in ends]
+        self.ends = [m.end() for m in ends]
+        lengths = (len(line) + 1 for line in text.split("\n"))
+        # the "\n" after each line but the last
+        self.newlines = list(itertools.accumulate(lengths, initial=-1))[1:-1]
+
+    @functools.cached_property
+    def marks(self) -> list[int]:
+        return [m.start() for m in _FOOTNOTE_MARK.finditer(self.text)]
+
+    def sentence(self, start: int, end: int) -> tuple[int, int]:
+        """The sentence holding ``text[start:end]``, by the nearest sentence ends (one right
+        before ``start`` counts even when no space follows it; a span inside an end, the URL
+        of "... at URL.](URL)", is in the sentence that end closes)."""
+        inside = bisect.bisect_right(self.end_starts, start) - 1
+        if inside >= 0 and self.ends[inside] > start:
+            return (self.ends[inside - 1] if inside else 0), self.ends[inside]
+        index = bisect.bisect_right(self.ends, start)
+        before = self.ends[index - 1] if index else 0
+        if _ENDS_HERE.search(self.text[max(0, start - 3) : start]):
+            before = start
+        after = bisect.bisect_left(self.end_starts, end)
+        return before, (self.ends[after] if after < len(self.ends) else len(self.text))
+
+    def line(self, start: int, end: int) -> tuple[int, int]:
+        """From the start of ``start``'s line to the end of ``end``'s line."""
+        index = bisect.bisect_left(self.newlines, start)
+        begin = self.newlines[index - 1] + 1 if index else 0
+        after = bisect.bisect_left(self.newlines, end)
+        return begin, (self.newlines[after] if after < len(self.newlines) else len(self.text))
+
+    @functools.cached_property
+    def breaks(self) -> list[tuple[int, int]]:
+        """The blank-line runs between paragraphs, as (start, end)."""
+        return [m.span() for m in _PARAGRAPH_BREAK.finditer(self.text)]
+
+    def statement(self, start: int, end: int) -> tuple[int, int]:
+        """:meth:`sentence`, kept inside the paragraph of ``text[start:end]`` and between its
+        headings (a PDF extraction often has no full stop after a URL or before a heading)."""
+        begin, finish = self.sentence(start, end)
+        index = bisect.bisect_right(self.breaks, (start, len(self.text)))
+        if index and self.breaks[index - 1][1] <= start:
+            begin = max(begin, self.breaks[index - 1][1])
+        after = bisect.bisect_left(self.breaks, (end, -1))
+        if after < len(self.breaks):
+            finish = min(finish, self.breaks[after][0])
+        if finish - begin > _STATEMENT_MAX_CHARS:  # too long to be a statement: left whole
+            return begin, finish
+        for line_start in self.line_starts(begin, finish):
+            line_end = self.line(line_start, line_start)[1]
+            if is_heading(self.text[line_start:line_end]):
+                if line_end <= start:
+                    begin = line_end
+                elif line_start >= end:
+                    return begin, line_start
+        return begin, finish
+
+    def line_starts(self, start: int, end: int) -> list[int]:
+        """Where the lines that begin inside ``text[start:end]`` begin (``start`` first)."""
+        first = bisect.bisect_left(self.newlines, start)
+        last = bisect.bisect_left(self.newlines, end - 1)
+        return [start, *(n + 1 for n in self.newlines[first:last])]
+
+    def last_mark(self, start: int, end: int) -> int | None:
+        """The last footnote mark in ``text[start:end]``."""
+        index = bisect.bisect_left(self.marks, end) - 1
+        return self.marks[index] if index >= 0 and self.marks[index] >= start else None
+
+
+def _note_span(bounds: _Bounds, start: int, end: int) -> tuple[int, int]:
     """An author note's span: its sentence, but not beyond its line and from its footnote mark
     on (a PDF extraction drops a page's footnotes into the middle of a body sentence)."""
-    begin, finish = _sentence_span(text, start, end)
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    marks = [m.start() for m in _FOOTNOTE_MARK.finditer(text, line_start, start)]
-    begin = max(begin, line_start, *marks[-1:])
-    return begin, min(finish, len(text) if line_end < 0 else line_end)
+    begin, finish = bounds.sentence(start, end)
+    line_start, line_end = bounds.line(start, end)
+    mark = bounds.last_mark(line_start, start)
+    begin = max(begin, line_start, -1 if mark is None else mark)
+    return begin, min(finish, line_end)
 
 
 def _strip_sentences(
@@ -475,35 +579,97 @@ def _strip_sentences(
     pattern: re.Pattern[str],
     kind: str,
     removed: list[Removal],
-    span: Callable[[str, int, int], tuple[int, int]] = _sentence_span,
+    span: Callable[[_Bounds, int, int], tuple[int, int]] = _Bounds.sentence,
 ) -> str:
-    while (match := pattern.search(text)) is not None:
-        start, end = span(text, match.start(), match.end())
+    """Every sentence (or ``span``) holding a match of ``pattern`` removed, in one pass: the
+    search goes on after each removed span."""
+    if pattern in _NEEDS and not _mentions(text, _NEEDS[pattern]):
+        return text
+    bounds = _Bounds(text)
+    kept: list[str] = []
+    done = 0  # text[:done] is settled
+    while (match := pattern.search(text, done)) is not None:
+        start, end = span(bounds, match.start(), match.end())
+        start, end = max(start, done), max(end, match.end())
         removed.append(Removal(kind=kind, text=" ".join(text[start:end].split())))
-        text = text[:start] + text[end:]
-    return text
+        kept.append(text[done:start])
+        done = end
+    kept.append(text[done:])
+    return "".join(kept)
 
 
-# -- code URLs ------------------------------------------------------------------------------------
+def _mentions(text: str, words: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds one of ``words`` (lowercase), in any case: a substring test, far
+    cheaper than the search of a pattern that cannot match without one of them."""
+    lowered = text.lower()
+    return any(word in lowered for word in words)
 
-_URL = re.compile(r"(?:https?://|www\.)[^\s()<>\]]+|\b(?:github|gitlab)\.com/[^\s()<>\]]+")
+
+# -- code URLs and code statements ---------------------------------------------------------------
+
+_HOSTS = r"github\.com|gitlab\.com|bitbucket\.org|github\.io|4open\.science"
+_URL = re.compile(
+    rf"(?:https?://|www\.)[^\s()<>\]]+|(?<![\w.-])(?:[\w-]+\.)*(?:{_HOSTS})(?:/[^\s()<>\]]*)?",
+    re.IGNORECASE,
+)
+"""A URL, or a code host's address without its scheme (a PDF extraction breaks a URL over two
+lines: "https://anonymous.4open." then "science/r/..."). Host names start where their run
+starts (the look-behind), so the search stays linear."""
 _LINKED_URL = re.compile(r"\]\(((?:https?://|www\.)[^\s()]+)\)")
+_LINK = re.compile(r"\[([^\[\]\n]*)\]\(((?:https?://|www\.)[^\s()]+)\)")
 _CODE_HOST = re.compile(
     r"(?:github\.com|gitlab\.com|bitbucket\.org|github\.io|codeocean\.com|huggingface\.co|"
     r"sourceforge\.net|4open\.science|anonymous|anonym)",
     re.IGNORECASE,
 )
 _ANONYMOUS_HOST = re.compile(r"4open\.science|anonymous|anonym", re.IGNORECASE)
+_NOT_LETTER = r"(?<![^\W\d_])"
+"""Like ``\b`` before a word, but a footnote number fused to it ("1Project page") counts."""
 _OWN_CODE = re.compile(
-    r"\bour\s+(?:\w+\s+){0,3}(?:codes?|implementations?|repositor(?:y|ies)|project|models?|"
-    r"datasets?|library|package|toolkit|benchmark|website|webpage)\b|"
-    r"\b(?:source\s+)?codes?\s*(?:\w+\s+){0,4}(?:is|are|will\s+be|has\s+been|have\s+been)?\s*"
-    r"(?:publicly\s+|made\s+|freely\s+)?(?:available|released|provided|hosted)|\bcodes?\s*:|"
-    r"\bcode\s+at\b|\bproject\s+(?:page|website|webpage)\b|"
+    rf"{_NOT_LETTER}our\s+(?:\w+\s+){{0,3}}(?:codes?|implementations?|repositor(?:y|ies)|"
+    r"project|models?|datasets?|library|package|toolkit|benchmark|website|webpage)\b|"
+    rf"{_NOT_LETTER}(?:source\s+)?codes?\s*(?:\w+\s+){{0,4}}(?:is|are|will\s+be|has\s+been|"
+    r"have\s+been)?\s*(?:publicly\s+|made\s+|freely\s+)?(?:available|released|provided|hosted)|"
+    rf"{_NOT_LETTER}codes?\s*:|{_NOT_LETTER}code\s+at\b|"
+    rf"{_NOT_LETTER}project\s+(?:page|website|webpage)\b|"
     r"\bwe\s+(?:\w+\s+)?(?:release|open[- ]source|publish|make\s+(?:\w+\s+){0,3}available)\b|"
     r"\b(?:can\s+be\s+found|is\s+available|are\s+available|available)\s+(?:at|here|on|from)\b",
     re.IGNORECASE,
 )
+_HOST_WORD = re.compile(r"\b(?:github|gitlab|bitbucket)\b", re.IGNORECASE)
+_OUR_CODE = re.compile(
+    r"\bour\s+(?:\w+\s+){0,3}(?:codes?|implementations?|repositor(?:y|ies)|project|library|"
+    r"package|toolkit)\b|\bwe\s+(?:\w+\s+)?(?:release|open[- ]source|publish|make\s+"
+    r"(?:\w+\s+){0,3}available)\b",
+    re.IGNORECASE,
+)
+_SUBMISSION_ONLY = re.compile(
+    r"\banonym\w*\W+(?:\w+\W+){0,5}?(?:codes?|repositor(?:y|ies)|repo|links?|"
+    r"urls?|github|gitlab|git)\b|"
+    r"\b(?:upon|after|following)\s+(?:the\s+)?(?:paper'?s?\s+)?(?:acceptance|de-?anonymi[sz]ation)\b|"
+    r"\bonce\s+(?:the\s+|this\s+|our\s+)?(?:paper|work|manuscript|submission)\s+(?:is|gets|has\s+"
+    r"been)\s+(?:accepted|published)\b|"
+    r"\bduring\s+the\s+(?:review(?:ing)?|discussion|rebuttal)\s+(?:phase|period|stage|process)\b",
+    re.IGNORECASE,
+)
+"""What only a submission says of its code or data: an anonymous repository or link, a release
+"upon acceptance", "during the discussion phase"."""
+_STATEMENT_MAX_WORDS = 60
+"""A sentence presenting the paper's code is removed whole up to this length (longer, it is
+mostly something else, and only the URL goes)."""
+_STATEMENT_MAX_CHARS = 4000
+_LEAD_IN = re.compile(
+    r"(?:\bURL|\b(?:available|found|released|hosted|provided)\s+(?:at|on|from|here|in)|"
+    r"\b(?:link|page|code|repository)|\bat)\s*:?[\s*_\[]*$",
+    re.IGNORECASE,
+)
+"""What introduces a URL ("available at", "URL", "Code:"): it goes with a removed URL, so no
+"Code is available at ]" stub is left (a new surface mark)."""
+
+
+_OWNER_PATH = re.compile(r"(?<![\w-])([\w-]{4,})/[^\s()<>\]]*")
+"""An account's path without its host, ``owner/...`` (account names are letters, digits and
+hyphens)."""
 
 
 def _repository(url: str) -> str | None:
@@ -514,47 +680,193 @@ def _repository(url: str) -> str | None:
     return f"{match.group(1)}/{match.group(2)}/{match.group(3).removesuffix('.git')}"
 
 
-def _own_code_urls(text: str) -> set[str]:
+def _owner(url: str) -> str | None:
+    """The account a code-hosting URL belongs to (``github.com/OWNER/...``, ``OWNER.github.io``),
+    lowercased and letters only."""
+    match = re.search(
+        r"(?:github\.com|gitlab\.com|bitbucket\.org)/([\w.-]+)|([\w-]+)\.github\.io", url, re.I
+    )
+    if not match:
+        return None
+    return re.sub(r"[^a-z]", "", (match.group(1) or match.group(2)).lower()) or None
+
+
+_NAME = re.compile(r"\b[A-Z][a-z]*[A-Z]?[a-z]{2,}\b")
+
+
+def author_names(removed: list[Removal], body: str) -> frozenset[str]:
+    """The authors' names as a code-hosting account would spell them: the capitalised words of
+    4+ letters on the removed author block's lines that name no institution, and the letter
+    runs of its emails' local parts, lowercased; not words the paper's text uses in lowercase."""
+    block = "\n".join(r.text for r in removed if r.kind == "author-block")
+    if not block:
+        return frozenset()
+    names: set[str] = set()
+    for line in block.splitlines():
+        if not _AFFILIATION.search(line):  # a line of names, not "Stanford University"
+            names.update(w.lower() for w in _NAME.findall(_EMAIL.sub(" ", line)))
+    for local in re.findall(r"(?<![\w.+-])([\w.+-]+)@|\{([^{}\n]{1,200})\}\s*@", block):
+        names.update(re.findall(r"[a-z]{4,}", " ".join(local).lower()))
+    lowercase_words = set(re.findall(r"\b[a-z]{4,}\b", body))
+    return frozenset(n for n in names if len(n) >= 4 and n not in lowercase_words)
+
+
+class _Sayings:
+    """Where ``pattern`` matches in a text whose URLs are blanked out (same length), searched
+    only in the ``regions`` asked about, so that whether a span says it is one binary search:
+    many URLs in one long sentence stay linear, and a paper without code URLs costs nothing."""
+
+    def __init__(
+        self, blank: str, pattern: re.Pattern[str], regions: list[tuple[int, int]]
+    ) -> None:
+        found: list[tuple[int, int]] = []
+        reach = 0
+        for start, end in sorted(regions):
+            if end > reach:
+                found += (m.span() for m in pattern.finditer(blank, max(start, reach), end))
+                reach = end
+        self.starts = [start for start, _ in found]
+        self.ends = [end for _, end in found]
+
+    def within(self, start: int, end: int) -> bool:
+        index = bisect.bisect_left(self.starts, start)
+        return index < len(self.starts) and self.ends[index] <= end
+
+
+class _Links:
+    """A text's URLs, found once (the URL pattern is one of the slower scans), the text with
+    them blanked out (same length: what the paper says around them), and its bounds."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.bounds = _Bounds(text)
+        self.urls = [(m.start(), m.group(0)) for m in _URL.finditer(text)]
+        pieces, done = [], 0
+        for start, url in self.urls:
+            pieces += [text[done:start], " " * len(url)]
+            done = start + len(url)
+        self.blank = "".join([*pieces, text[done:]])
+
+
+def _own_code_urls(links: _Links, names: frozenset[str]) -> set[str]:
     """Code-hosting URLs the paper presents as its own (a sentence or footnote saying "our code
-    is available at ...") and every anonymous-repository link."""
+    is available at ..."), those of an account named after an author, and every
+    anonymous-repository link."""
+    contexts: list[tuple[str, tuple[int, int]]] = []
+    for start, found in links.urls:
+        url = found.rstrip(".,;:")
+        if _CODE_HOST.search(url):
+            begin, end = links.bounds.sentence(start, start + len(found))
+            line_start, _ = links.bounds.line(start, start + len(found))
+            contexts.append((url, (min(begin, line_start), end)))
+    if not contexts:
+        return set()
+    saying = _Sayings(links.blank, _OWN_CODE, [span for _, span in contexts])
     own: set[str] = set()
-    for match in _URL.finditer(text):
-        url = match.group(0).rstrip(".,;:")
-        if not _CODE_HOST.search(url):
-            continue
-        start, end = _sentence_span(text, match.start(), match.end())
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        context = text[min(start, line_start) : end]
-        if _ANONYMOUS_HOST.search(url) or _OWN_CODE.search(context):
+    for url, span in contexts:
+        owner = _owner(url)
+        authored = owner is not None and any(name in owner for name in names)
+        if _ANONYMOUS_HOST.search(url) or saying.within(*span) or authored:
             own.add(url)
     return own
 
 
+def _code_statements(links: _Links, own: set[str]) -> list[tuple[int, int]]:
+    """Sentences (within their paragraph) that present the paper's code: one holding its own
+    or an anonymous repository's URL, or naming a code host, and saying "our code is
+    available" or the like; and every sentence only a submission writes (an anonymous link, a
+    release upon acceptance). Short ones only (:data:`_STATEMENT_MAX_WORDS`)."""
+    bounds, blank = links.bounds, links.blank
+    anonymous: list[tuple[int, int]] = []
+    by_url: list[tuple[int, int]] = []
+    by_word: list[tuple[int, int]] = []
+    for start, found in links.urls:
+        url = found.rstrip(".,;:")
+        if url in own:
+            span = bounds.statement(start, start + len(url))
+            (anonymous if _ANONYMOUS_HOST.search(url) else by_url).append(span)
+    if _mentions(blank, _NEEDS[_HOST_WORD]):
+        for match in _HOST_WORD.finditer(blank):  # "on GitHub": "our" code only
+            by_word.append(bounds.statement(match.start(), match.end()))
+    own_code, our_code = _Sayings(blank, _OWN_CODE, by_url), _Sayings(blank, _OUR_CODE, by_word)
+    spans = anonymous + [s for s in by_url if own_code.within(*s)]
+    spans += [s for s in by_word if our_code.within(*s)]
+    if _mentions(links.text, _NEEDS[_SUBMISSION_ONLY]):
+        spans += (bounds.statement(*m.span()) for m in _SUBMISSION_ONLY.finditer(links.text))
+    short: list[tuple[int, int]] = []
+    for start, end in sorted(set(spans)):
+        if end - start > _STATEMENT_MAX_CHARS or len(blank[start:end].split()) > (
+            _STATEMENT_MAX_WORDS
+        ):
+            continue
+        if short and start < short[-1][1]:
+            short[-1] = (short[-1][0], max(end, short[-1][1]))
+        else:
+            short.append((start, end))
+    return short
+
+
 def _strip_code_urls(text: str, removed: list[Removal]) -> str:
-    own = _own_code_urls(text)
+    """The paper's code statements (:func:`_code_statements`), then its own code URLs wherever
+    else they appear (a footnote, a reference), with the words that introduce them."""
+    links = _Links(text)
+    own = _own_code_urls(links, author_names(removed, text))
+    pieces, done = [], 0
+    for start, end in _code_statements(links, own):
+        removed.append(Removal(kind="code-statement", text=" ".join(text[start:end].split())))
+        pieces.append(text[done:start])
+        done = end
+    text = "".join([*pieces, text[done:]])
     repositories = {r for r in map(_repository, own) if r}
     prefixes = sorted(own | repositories, key=len, reverse=True)
     if not prefixes:
         return text
     owners = {r.split("/")[1] for r in repositories if len(r.split("/")[1]) >= 4}
+    bare_prefixes = [re.sub(r"^(?:https?://)?(?:www\.)?", "", p).lower() for p in prefixes]
 
     def is_own(url: str) -> bool:
-        bare = re.sub(r"^(?:https?://)?(?:www\.)?", "", url)
-        return any(bare.startswith(re.sub(r"^(?:https?://)?(?:www\.)?", "", p)) for p in prefixes)
+        bare = re.sub(r"^(?:https?://)?(?:www\.)?", "", url.rstrip(".,;:")).lower()
+        return any(bare.startswith(p) for p in bare_prefixes)
 
-    def drop(match: re.Match[str], group: int) -> str:
-        url = match.group(group)
-        if not is_own(url.rstrip(".,;:")):
+    def unwrap(match: re.Match[str]) -> str:
+        """A link to an own URL becomes its text (whose URLs go next)."""
+        if not is_own(match.group(2)):
             return match.group(0)
-        removed.append(Removal(kind="code-url", text=url))
-        return "]" if group == 1 else ""
+        removed.append(Removal(kind="code-url", text=match.group(2)))
+        return match.group(1)
 
-    text = _LINKED_URL.sub(lambda m: drop(m, 1), text)
-    text = _URL.sub(lambda m: drop(m, 0), text)
-    for owner in sorted(owners):
-        # the rest of a URL the PDF broke over two lines ("https://github.com/" then "owner/repo")
-        text = _replace(text, rf"\b{re.escape(owner)}/[^\s()<>\]]*", "code-url", removed)
-    return text
+    def drop(match: re.Match[str]) -> str:
+        if not is_own(match.group(1)):
+            return match.group(0)
+        removed.append(Removal(kind="code-url", text=match.group(1)))
+        return "]"
+
+    def rest(match: re.Match[str]) -> str:
+        """The rest of a URL the PDF broke over two lines ("https://github.com/" then
+        "owner/repo")."""
+        if match.group(1) not in owners:
+            return match.group(0)
+        removed.append(Removal(kind="code-url", text=match.group(0)))
+        return ""
+
+    text = _LINK.sub(unwrap, text)
+    text = _LINKED_URL.sub(drop, text)
+    text = _drop_urls(text, is_own, removed)
+    return _OWNER_PATH.sub(rest, text) if owners else text
+
+
+def _drop_urls(text: str, is_own: Callable[[str], bool], removed: list[Removal]) -> str:
+    """Every URL ``is_own`` names removed, with the words introducing it on its line."""
+    pieces, done = [], 0
+    for match in _URL.finditer(text):
+        if not is_own(match.group(0)):
+            continue
+        removed.append(Removal(kind="code-url", text=match.group(0)))
+        line_start = text.rfind("\n", done, match.start()) + 1 or done
+        lead = _LEAD_IN.search(text, max(done, line_start, match.start() - 40), match.start())
+        pieces.append(text[done : lead.start() if lead else match.start()])
+        done = match.end()
+    return "".join([*pieces, text[done:]])
 
 
 def _replace(text: str, pattern: str, kind: str, removed: list[Removal]) -> str:
@@ -586,9 +898,20 @@ _LINE_STEPS: tuple[_LineStep, ...] = (
 )
 
 
+_NEEDS: dict[re.Pattern[str], tuple[str, ...]] = {
+    _FUNDING: ("supported", "funded", "sponsored", "financed"),
+    _THANKS: ("thank", "grateful", "acknowledge", "anonymous"),
+    _SUBMISSION_ONLY: ("anonym", "acceptance", "accepted", "published", "during"),
+    _HOST_WORD: ("github", "gitlab", "bitbucket"),
+}
+"""Words a pattern's every match holds: a text without any is not searched."""
+
+
 def anonymise(text: str) -> Anonymised:
     """``text`` without author block, venue headers and footers, acknowledgements, funding and
-    thanks, author notes, the paper's own code URLs and emails; each removal recorded."""
+    thanks, author notes, the sentences presenting the paper's code and only a submission's
+    (anonymous links, release upon acceptance), its own code URLs and emails; each removal
+    recorded."""
     removed: list[Removal] = []
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for step in _LINE_STEPS:
@@ -598,5 +921,6 @@ def anonymise(text: str) -> Anonymised:
     body = _strip_sentences(body, _THANKS, "acknowledgements", removed)
     body = _strip_sentences(body, _AUTHOR_NOTE, "author-note", removed, _note_span)
     body = _strip_code_urls(body, removed)
-    body = _replace(body, _EMAIL.pattern, "email", removed)
+    if "@" in body:
+        body = _replace(body, _EMAIL.pattern, "email", removed)
     return Anonymised(text=_tidy(body), removed=removed)

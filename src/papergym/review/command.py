@@ -43,10 +43,11 @@ from papergym.llm.client import LLMClient
 from papergym.llm.report import usage_table
 from papergym.llm.types import BudgetExceededError, LLMError
 from papergym.redact import redact
+from papergym.review.budget import BudgetGate
 from papergym.review.papers import PaperText, load_papers
 from papergym.review.records import PaperReview
 from papergym.review.report import reviews_markdown, summary
-from papergym.review.reviewer import MetaReviewUnreachable, Reviewer, unreachable
+from papergym.review.reviewer import MetaReviewUnreachable, Reviewer, unfinished
 from papergym.review.reward import reviewer_name
 from papergym.review.runtime import checked_threshold, make_reviewer, reviewer_kind
 from papergym.settings.cli import (
@@ -130,24 +131,30 @@ async def review_papers(
     out: Path,
     concurrency: int,
     advance: Callable[[str], None],
+    gate: BudgetGate | None = None,
 ) -> list[str]:
-    """Review ``papers``, appending each record as it finishes; the failures (a paper whose
-    endpoint never answered is not saved, so the next run retries it)."""
+    """Review ``papers``, appending each record as it finishes; the failures. A paper whose
+    endpoint never answered, or one of whose reviews the token limit cut, is not saved, so the
+    next run retries it; under a budget (``gate``) a paper starts only when it fits."""
     bound = asyncio.Semaphore(concurrency)
     failures: list[str] = []
+    estimate = getattr(reviewer, "estimated_usage", None)
 
     async def one(paper: PaperText) -> None:
         async with bound:
             try:
-                record = await reviewer.review(paper.paper_id, paper.text)
+                if gate is None or estimate is None:
+                    record = await reviewer.review(paper.paper_id, paper.text)
+                else:
+                    async with gate.paper(estimate(paper.text)):
+                        record = await reviewer.review(paper.paper_id, paper.text)
             except (BudgetExceededError, MetaReviewUnreachable) as error:  # not saved: retried
                 failures.append(f"{paper.source}: {error}")
                 advance(paper.paper_id)
                 return
-        record = record.model_copy(update={"source": paper.source})
-        if unreachable(record):
-            reasons = [u.reason for u in record.unscored if u.reason.startswith("unreachable")]
-            failures.append(f"{paper.source}: {reasons[0]}")
+        record = record.model_copy(update={"source": paper.shown})
+        if (why := unfinished(record)) is not None:
+            failures.append(f"{paper.source}: {why}")
         else:
             append_jsonl(out / REVIEWS_FILE, record)
         advance(paper.paper_id)
@@ -175,9 +182,10 @@ async def _run(
         out.mkdir(parents=True, exist_ok=True)
         write_text_atomic(out / PLAN_FILE, json.dumps(plan, indent=1))
         write_text_atomic(out / CONFIG_FILE, config_yaml(settings))
+        gate = BudgetGate(llm.tracker, llm.config.for_role("reviewer").model) if llm else None
         with _progress(len(papers), len(papers) - len(todo)) as advance:
             failures = await review_papers(
-                reviewer, todo, out, settings.review.paper_concurrency, advance
+                reviewer, todo, out, settings.review.paper_concurrency, advance, gate
             )
         latest = finished(out)
         records = [latest[p.paper_id] for p in papers if p.paper_id in latest]
@@ -310,7 +318,7 @@ def review_run(
 
     Each paper is anonymised (author block, venue marks, acknowledgements, funding, its code URLs: what was removed is recorded), fitted to review.max_paper_words by a recorded rule, and reviewed by review.reviewers independent LLM calls (distinct profiles and seeds). A review still unparseable after the LLM layer's repairs, or cut by the token limit, is unscored; the paper's score is the mean rating of the rest (unscored when none is left) and the decision is score >= review.threshold. With no LLM configured the offline baseline predicts the score instead (reported as a baseline).
 
-    A bad paper (missing, empty, binary, unreadable) is one line and exit 2, with nothing written. Papers whose endpoint failed are not saved: exit 1, and the same command retries them; finished papers are never reviewed again.
+    A bad paper (missing, empty, binary, unreadable, or a link leading out of a folder given) is one line and exit 2, with nothing written. Papers whose endpoint failed, or one of whose reviews was cut by the token limit (raise review.max_tokens), are not saved: exit 1, and the same command retries them; finished papers are never reviewed again. Under llm.budget_tokens (or budget_usd) a paper starts only when its estimated cost fits in what is left, so the papers that start finish and are saved, and the rest wait for the next run.
     """
     paths, overrides = paths_and_overrides(arguments, "PAPER")
     given = [
@@ -337,8 +345,7 @@ def review_run(
     if failures:
         exit_unfinished(
             failures,
-            "paper(s) not reviewed because the endpoint failed; finished papers are kept: run "
-            "the same command again",
+            "paper(s) not reviewed; finished papers are kept: run the same command again",
         )
 
 

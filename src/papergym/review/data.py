@@ -10,13 +10,14 @@ ICLR 2022 set has it.
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -184,15 +185,29 @@ class ReviewsFile:
     predictions: dict[str, Prediction]
     reviewer_models: tuple[str, ...]
     baseline: bool
+    plan: dict[str, Any] | None = None
+    """The run's settings (``review.json`` beside the file), when it is there and readable: for
+    the offline baseline, which baseline file wrote the records."""
 
 
-def read_reviews(path: Path) -> dict[str, Prediction]:
+def read_reviews(path: Path, scale: VenueScale) -> dict[str, Prediction]:
     """Each paper's score and decision from a ``papergym review`` reviews.jsonl (the last
-    record of a paper wins, as a resumed run appends)."""
-    return read_reviews_file(path).predictions
+    record of a paper wins, as a resumed run appends). A score that is not a number on the
+    venue's range (NaN, infinite, 1e9, -5) is bad input, as it is in a predictions CSV."""
+    return read_reviews_file(path, scale).predictions
 
 
-def read_reviews_file(path: Path) -> ReviewsFile:
+def _checked_score(score: float | None, scale: VenueScale, where: str) -> float | None:
+    if score is not None and not (math.isfinite(score) and scale.low <= score <= scale.high):
+        raise BadInputError(
+            None,
+            f"{where}: score {score!r} is not on the {scale.name} rating range "
+            f"{scale.low}..{scale.high}",
+        )
+    return score
+
+
+def read_reviews_file(path: Path, scale: VenueScale) -> ReviewsFile:
     """:func:`read_reviews` with the reviewers that wrote the records."""
     predictions: dict[str, Prediction] = {}
     models: dict[str, None] = {}  # in order of appearance
@@ -206,12 +221,27 @@ def read_reviews_file(path: Path) -> ReviewsFile:
                 raise BadInputError(
                     None, f"{path} line {number}: not a review record ({first['msg']})"
                 ) from None
-            predictions[record.paper_id] = Prediction(record.score, record.decision)
+            score = _checked_score(record.score, scale, f"{path} line {number}")
+            predictions[record.paper_id] = Prediction(score, record.decision)
             models[record.reviewer_model] = None
             baseline = baseline and record.baseline
     except FileNotFoundError:
         raise BadInputError(path, "no such file") from None
-    return ReviewsFile(predictions, tuple(models), baseline and bool(predictions))
+    return ReviewsFile(
+        predictions, tuple(models), baseline and bool(predictions), _plan(path.parent / PLAN_FILE)
+    )
+
+
+PLAN_FILE = "review.json"
+"""What ``papergym review`` writes beside its reviews.jsonl: the settings of the run."""
+
+
+def _plan(path: Path) -> dict[str, Any] | None:
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return payload if isinstance(payload, dict) else None
 
 
 @dataclass(frozen=True)

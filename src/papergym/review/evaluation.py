@@ -10,6 +10,7 @@ wrong one. ``scored`` and ``unscored`` say how many papers that rule touched.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -30,6 +31,7 @@ from papergym.review.metrics import (
     proxy_errors,
     spearman,
 )
+from papergym.review.offline import FittedPapers, text_hash
 from papergym.review.records import VenueScale
 
 UNSCORED_RULE = (
@@ -69,6 +71,17 @@ class LeakCheck(Record):
     method: str
 
 
+class InSample(Record):
+    """The evaluated papers the offline baseline was fitted on: its figures on them are
+    in-sample (it has seen their ratings), not an estimate of how it does on new papers."""
+
+    baseline: str = Field(description="The baseline file that wrote the reviews (its name).")
+    papers: list[str] = Field(description="Ids of the in-sample papers.")
+    by_text: int = Field(description="Papers matched by their text's hash.")
+    by_anonymised_text: int = Field(description="Papers matched by their anonymised text's hash.")
+    rule: str = Field(description="How texts are hashed.")
+
+
 class ReviewEvalSummary(Record):
     """What ``papergym review eval`` reports (``summary.json``)."""
 
@@ -88,6 +101,14 @@ class ReviewEvalSummary(Record):
     level: float
     seed: int
     rows: list[MetricRow]
+    in_sample: InSample | None = Field(
+        default=None, description="Papers the evaluated baseline was fitted on, if any."
+    )
+    held_out_rows: list[MetricRow] = Field(
+        default_factory=list,
+        description="The rows again without the in-sample papers (empty when none is in-sample).",
+    )
+    notes: list[str] = Field(default_factory=list, description="Warnings printed with the table.")
     leak: LeakCheck | None = None
 
 
@@ -172,20 +193,67 @@ def system_row(
 
 
 def constant_row(
-    papers: Sequence[RatedPaper], value: float, threshold: float, boot: Bootstrap
+    papers: Sequence[RatedPaper],
+    value: float,
+    threshold: float,
+    boot: Bootstrap,
+    *,
+    name: str = "constant",
+    source: str = "the mean human rating of the training papers",
 ) -> MetricRow:
-    """Every paper predicted at ``value`` (the mean human rating of the training papers)."""
+    """Every paper predicted at ``value``: by default the mean human rating of the papers the
+    evaluated reviewer was fitted on. The mean of the evaluated papers' own ratings is an
+    oracle (it knows the test labels) and is named so ("oracle constant")."""
     n = len(papers)
     return _score_rows(
-        "constant",
+        name,
         "baseline",
-        f"every paper predicted at the mean human rating {value:.3f}",
+        f"every paper predicted at {value:.3f}, {source}",
         papers,
         [value] * n,
         [value >= threshold] * n,
         0,
         boot,
     )
+
+
+@dataclass(frozen=True)
+class RowSet:
+    """The rows ``review eval`` shows, for any set of papers (all of them, or the held-out
+    ones): the evaluated system, the constant (and, asked or when no training mean is known,
+    the oracle constant), always-reject and the single human."""
+
+    system: str
+    description: str
+    predictions: Mapping[str, Prediction]
+    scale: VenueScale
+    threshold: float
+    boot: Bootstrap
+    constant: tuple[float, str] | None = None
+    """The constant's rating and where it comes from; None: only the oracle constant."""
+    oracle: bool = False
+
+    def rows(self, papers: Sequence[RatedPaper]) -> list[MetricRow]:
+        threshold, boot = self.threshold, self.boot
+        system = system_row(
+            self.system, self.description, papers, self.predictions, self.scale, threshold, boot
+        )
+        ratings = [r for p in papers for r in p.ratings]
+        oracle = constant_row(
+            papers, math.fsum(ratings) / len(ratings), threshold, boot, name="oracle constant",
+            source="the mean of the evaluated papers' own ratings (an oracle: it knows them)",
+        )  # fmt: skip
+        constants = [oracle]
+        if self.constant is not None:
+            value, source = self.constant
+            constants = [constant_row(papers, value, threshold, boot, source=source)]
+            constants += [oracle] if self.oracle else []
+        return [
+            system,
+            *constants,
+            always_reject_row(papers, boot),
+            human_row(papers, threshold, boot),
+        ]
 
 
 def always_reject_row(papers: Sequence[RatedPaper], boot: Bootstrap) -> MetricRow:
@@ -263,4 +331,32 @@ def human_row(papers: Sequence[RatedPaper], threshold: float, boot: Bootstrap) -
         macro_f1=boot(
             drawn(lambda own, _, y: macro_f1((own >= threshold).tolist(), y.tolist())), n
         ),
+    )
+
+
+def in_sample_papers(
+    papers: Sequence[RatedPaper],
+    texts: Mapping[str, str],
+    fitted: FittedPapers,
+    anonymised: Callable[[str], str],
+    baseline: str,
+) -> InSample:
+    """The papers whose text, or anonymised text, hashes to one the baseline was fitted on.
+    ``anonymised(paper_id)`` is asked only for papers whose text did not match."""
+    raw = set(fitted.texts)
+    clean = set(fitted.anonymised)
+    found: list[str] = []
+    by_text = 0
+    for paper in papers:
+        if text_hash(texts[paper.paper_id]) in raw:
+            by_text += 1
+            found.append(paper.paper_id)
+        elif text_hash(anonymised(paper.paper_id)) in clean:
+            found.append(paper.paper_id)
+    return InSample(
+        baseline=baseline,
+        papers=found,
+        by_text=by_text,
+        by_anonymised_text=len(found) - by_text,
+        rule=fitted.rule,
     )

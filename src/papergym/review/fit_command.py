@@ -21,7 +21,13 @@ from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.review import baseline_fit as fitting
 from papergym.review.data import RatedPaper, read_papers, read_ratings
-from papergym.review.offline import Baseline, Provenance, baseline_json, features_text
+from papergym.review.offline import (
+    Baseline,
+    Provenance,
+    baseline_json,
+    features_text,
+    fitted_papers,
+)
 from papergym.review.records import VENUES
 from papergym.settings.cli import ConfigOption, OverridesArgument, resolve
 
@@ -171,8 +177,9 @@ def fit_command(
     Every paper is anonymised first, so the baseline cannot learn the camera-ready marks.
     Ridge strengths are compared by cross-validation and chosen on AUC for acceptance and
     Spearman against the mean human rating (never on MSE alone); the chosen one is fitted on
-    every paper and written with its vocabulary, idf, coefficients, decision thresholds and
-    provenance. A baseline, and labelled as one wherever it is used.
+    every paper and written with its vocabulary, idf, coefficients, decision thresholds,
+    the mean of its human ratings, hashes of the papers' texts (so that `review eval` can tell
+    its in-sample papers) and provenance. A baseline, and labelled as one wherever it is used.
     """
     settings = resolve(config, overrides)
     scale = VENUES[settings.review.venue]
@@ -188,7 +195,8 @@ def fit_command(
     rated = read_ratings(ratings, scale)
     if len(rated) < 2 * folds:
         raise BadInputError(ratings, f"{len(rated)} papers; {folds}-fold fitting needs {2 * folds}")
-    texts = anonymised_texts(read_papers(papers_dir, rated, ratings), rated)
+    raw = read_papers(papers_dir, rated, ratings)
+    texts = anonymised_texts(raw, rated)
     results = []
     for alpha in alphas or fitting.ALPHAS:
         results.append(
@@ -211,6 +219,9 @@ def fit_command(
         threshold=threshold,
         human_threshold=human_threshold,
         venue=scale.name,
+        mean_rating=math.fsum(r for p in rated for r in p.ratings)
+        / sum(len(p.ratings) for p in rated),
+        fitted_on=fitted_papers([raw[p.paper_id] for p in rated], texts),
         provenance=_provenance(
             ratings, papers_dir, rated, folds, max_terms, best, data_description
         ),

@@ -15,7 +15,8 @@ the anonymiser's parse would only confirm itself):
 - acknowledgement and funding paragraphs: the words of every paragraph that mentions
   acknowledgements, thanks, grants, funding or support;
 - a fixed list of surface marks counted over the whole text (emails, "anonymous",
-  "double-blind", "published as", code-repository hosts, "equal contribution", ...).
+  "double-blind", "published as", code-repository hosts, "equal contribution", what a cut URL
+  leaves ("available at ]"), a release "upon acceptance", ...).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from papergym.review.metrics import auc
 
 FRONT_LINES = 30
 SURFACE_MARKS: dict[str, str] = {
-    "email": r"[\w.+-]+@[\w-]+\.[\w.-]+",
+    "email": r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+",  # from a run's start: linear time
     "anonymous": r"\banonymous\b",
     "double-blind": r"double[- ]blind",
     "under-review": r"under review",
@@ -49,6 +50,12 @@ SURFACE_MARKS: dict[str, str] = {
     "thanks": r"\bthank",
     "grant": r"\bgrants?\b|\bfellowship\b|\bfunded\b|\bfunding\b",
     "supported-by": r"supported (?:\w+ ){0,3}by",
+    # what cutting a URL out of its sentence leaves ("Code is available at ]"), and what only a
+    # submission says of its code
+    "url-stub": r"\b(?:available|found|released|hosted|provided)\s+(?:at|on|from|here|in)\s*:?"
+    r"[\s*_]*\]",
+    "upon-acceptance": r"\bupon (?:the )?(?:paper'?s? )?acceptance|\bduring the (?:review|"
+    r"discussion|rebuttal) (?:phase|period|stage)",
 }
 _MARKS = {name: re.compile(pattern, re.IGNORECASE) for name, pattern in SURFACE_MARKS.items()}
 _ACK_PARAGRAPH = re.compile(
@@ -126,10 +133,17 @@ def surface_auc(
 
 
 def surface_leak(
-    texts: Sequence[str], accepted: Sequence[bool], *, folds: int = 5, seed: int = 0
+    texts: Sequence[str],
+    accepted: Sequence[bool],
+    *,
+    folds: int = 5,
+    seed: int = 0,
+    anonymised: Sequence[str] | None = None,
 ) -> LeakResult:
-    """The surface-only classifier's AUC on the raw texts and on their anonymised versions."""
-    anonymised = [anonymise(t).text for t in texts]
+    """The surface-only classifier's AUC on the raw texts and on their anonymised versions
+    (``anonymised``, when the caller has them already)."""
+    if anonymised is None:
+        anonymised = [anonymise(t).text for t in texts]
     return LeakResult(
         before=surface_auc(texts, accepted, folds=folds, seed=seed),
         after=surface_auc(anonymised, accepted, folds=folds, seed=seed),

@@ -14,11 +14,13 @@ weight is (1 + log count) × idf, and the vector is scaled to unit length (sciki
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -28,12 +30,15 @@ from pydantic import Field, ValidationError
 from papergym.errors import BadInputError
 from papergym.records import Record
 from papergym.review.anonymise import anonymise
-from papergym.review.records import ICLR, PaperReview, VenueScale, decide
+from papergym.review.records import ICLR, PaperReview, Removal, VenueScale, decide
+from papergym.review.reviewer import off_loop
 
 SHIPPED = "iclr2022.json"
 """The shipped baseline, in the package's ``baseline/`` folder."""
 
-_URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+")
+_URL = re.compile(r"(?:https?://|www\.)\S+|(?<!\S)\S+@\S+")
+"""URLs and emails (any word with an "@"), whole words. The look-behind keeps the search
+linear: a word with an "@" matches from its first character, so no other start is tried."""
 _WORD = re.compile(r"[a-z]{3,}")
 
 
@@ -65,6 +70,32 @@ class Provenance(Record):
     )
 
 
+HASH_RULE = "sha256 of the text with each run of whitespace made one space, first 16 hex digits"
+
+
+def text_hash(text: str) -> str:
+    """A paper text's fingerprint (:data:`HASH_RULE`): line ends and spacing do not change it."""
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]
+
+
+class FittedPapers(Record):
+    """The papers a baseline was fitted on, as fingerprints of their texts (no ids, no paths):
+    ``review eval`` marks a paper in-sample when its text or its anonymised text matches one.
+    The raw text's hash keeps the match when a later anonymiser changes the anonymised text;
+    the anonymised text's hash when the raw text was re-extracted but reads the same."""
+
+    rule: str = HASH_RULE
+    texts: list[str] = Field(description="Hashes of the papers' texts as read.")
+    anonymised: list[str] = Field(description="Hashes of their anonymised texts.")
+
+
+def fitted_papers(texts: Sequence[str], anonymised: Sequence[str]) -> FittedPapers:
+    return FittedPapers(
+        texts=sorted({text_hash(t) for t in texts}),
+        anonymised=sorted({text_hash(t) for t in anonymised}),
+    )
+
+
 class Baseline(Record):
     """A fitted baseline: TF-IDF vocabulary with idf and ridge coefficients, and thresholds."""
 
@@ -84,6 +115,16 @@ class Baseline(Record):
     human_threshold: float = Field(
         description="Threshold on the mean human rating that best matches the decisions: the "
         "default review.threshold for simulated reviewers."
+    )
+    mean_rating: float | None = Field(
+        default=None,
+        description="Mean of every human rating of the papers it was fitted on: the constant "
+        "baseline's rating in `review eval` (None in a file fitted before it was recorded).",
+    )
+    fitted_on: FittedPapers | None = Field(
+        default=None,
+        description="The papers it was fitted on, by text hashes, for `review eval` to mark its "
+        "in-sample papers (None in a file fitted before they were recorded).",
     )
     provenance: Provenance
 
@@ -123,6 +164,18 @@ def load_baseline(path: Path | None = None) -> Baseline:
         raise BadInputError(path, f"not a fitted baseline ({first})") from None
 
 
+@functools.lru_cache(maxsize=4)
+def _cached_baseline(path: Path | None) -> Baseline:
+    return load_baseline(path)
+
+
+def predicted_review(path: Path | None, text: str) -> tuple[float, list[Removal]]:
+    """(the unclipped predicted rating, what anonymisation removed) of a raw paper text by the
+    baseline at ``path`` (None: shipped): CPU work, run where :func:`off_loop` says."""
+    anonymised = anonymise(text)
+    return _cached_baseline(path).predict_rating(anonymised.text), list(anonymised.removed)
+
+
 @functools.cache
 def _shipped() -> Baseline:
     text = resources.files("papergym.review").joinpath("baseline", SHIPPED).read_text("utf-8")
@@ -137,11 +190,18 @@ class OfflineReviewer:
         path: Path | None = None,
         threshold: float | None = None,
         scale: VenueScale = ICLR,
+        executor: Executor | None = None,
     ) -> None:
+        self.path = path
+        self.executor = executor
+        """Where papers are anonymised and rated (see :func:`off_loop`); None: here."""
         self.baseline = load_baseline(path)
         self.threshold = self.baseline.threshold if threshold is None else threshold
         self.scale = scale
         self.name = f"baseline:{self.baseline.kind}"
+        # the reward's cache key: two fitted files of one kind are two reviewers
+        fitted = hashlib.sha256(self.baseline.model_dump_json().encode("utf-8")).hexdigest()
+        self.identity = json.dumps([self.name, fitted, scale.model_dump(mode="json")])
 
     def predict(self, texts: Sequence[str]) -> list[float]:
         """Predicted mean ratings of raw paper texts (anonymised here), on the venue's range."""
@@ -151,8 +211,12 @@ class OfflineReviewer:
         return min(float(self.scale.high), max(float(self.scale.low), rating))
 
     async def review(self, paper_id: str, text: str) -> PaperReview:
-        anonymised = anonymise(text)
-        score = self._clip(self.baseline.predict_rating(anonymised.text))
+        if self.executor is None:
+            anonymised = anonymise(text)
+            rating, removed = self.baseline.predict_rating(anonymised.text), anonymised.removed
+        else:  # the worker loads the same baseline file (once)
+            rating, removed = await off_loop(self.executor, predicted_review, self.path, text)
+        score = self._clip(rating)
         return PaperReview(
             paper_id=paper_id,
             source=paper_id,
@@ -164,5 +228,5 @@ class OfflineReviewer:
             score=score,
             decision=decide(score, self.threshold),
             threshold=self.threshold,
-            removed=list(anonymised.removed),
+            removed=list(removed),
         )

@@ -1,7 +1,8 @@
 """OpenRLHF adapter of the review reward: ``reward_func(queries, prompts, labels)``.
 
 The response part of each query is reviewed as a paper; labels are not read. Unscored texts get
-``reward.unscored`` (default 0.0) as their reward and are flagged in ``extra_logs``. The reviewer
+``reward.unscored`` (default 0.0) as their reward and are flagged in ``extra_logs``
+(``review_unscored``), as are texts scored from fewer reviews than asked (``review_partial``). The reviewer
 comes from the config file ``$PAPERGYM_CONFIG`` names (see :mod:`papergym.review.runtime`).
 """
 
@@ -23,12 +24,14 @@ async def score_batch(queries: Sequence[str], prompts: Sequence[str]) -> list[Re
 
 
 def review_payload(scores: Sequence[ReviewScore]) -> dict[str, Any]:
-    """The review reward's OpenRLHF dict, with the mean rating logged (-1 where unscored)."""
+    """The review reward's OpenRLHF dict, with the mean rating logged (-1 where unscored) and
+    the unscored and partial texts flagged."""
     return openrlhf_payload(
         [s.value for s in scores],
         {
             "review_rating": [s.rating if s.rating is not None else -1.0 for s in scores],
             "review_unscored": [0.0 if s.scored else 1.0 for s in scores],
+            "review_partial": [1.0 if s.partial else 0.0 for s in scores],
         },
     )
 

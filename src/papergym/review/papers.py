@@ -7,15 +7,16 @@ with one line naming it and nothing half-written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from papergym.errors import BadInputError
 from papergym.ingestion import read_paper
+from papergym.recipes.reading import relative_source
 from papergym.records import Paper
 from papergym.sources.archive import is_archive
 from papergym.sources.discover import discover
-from papergym.sources.files import SNIFF_BYTES, decode_text
+from papergym.sources.files import SNIFF_BYTES, decode_text, refuse_link_out
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown"})
 """Files read as the paper's text itself."""
@@ -35,6 +36,9 @@ class PaperText:
     paper_id: str
     source: str
     text: str
+    shown: str = ""
+    """Where it came from as its record says: relative to the PAPER argument it was found in, or
+    the argument's own name (as builds name their sources); no local path is kept."""
 
 
 def paper_id_of(path: Path) -> str:
@@ -82,7 +86,11 @@ def read_paper_text(path: Path) -> str:
     return decode_text(data.replace(b"\x00", b""), path)
 
 
-def _text_paper(path: Path) -> PaperText:
+def _text_paper(path: Path, folder: Path | None = None) -> PaperText:
+    """The paper in the text file at ``path``; one found in ``folder`` must not be a link
+    leading out of it (it would be read and sent to the reviewer's endpoint)."""
+    if folder is not None:
+        refuse_link_out(path, folder)
     text = read_paper_text(path)  # refuses binary, oversized and unreadable files, naming them
     if not text.strip():
         raise BadInputError(path, "empty file: no paper text")
@@ -106,7 +114,11 @@ def _folder_papers(folder: Path) -> list[PaperText]:
     children = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
     if any(p.is_file() and p.suffix.lower() == ".tex" for p in children):
         return _latex_papers(folder)  # one LaTeX paper
-    texts = [_text_paper(p) for p in children if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES]
+    texts = [
+        _text_paper(p, folder)
+        for p in children
+        if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+    ]
     others = [p for p in children if p.is_dir() or (p.is_file() and is_archive(p))]
     if not texts or others:
         texts += _latex_papers(folder)
@@ -121,11 +133,12 @@ def load_papers(paths: list[Path]) -> list[PaperText]:
         if not path.exists():
             raise BadInputError(path, "no such file or folder")
         if path.is_dir():
-            papers += _folder_papers(path)
+            found = _folder_papers(path)
         elif path.suffix.lower() in TEXT_SUFFIXES:
-            papers.append(_text_paper(path))
+            found = [_text_paper(path)]
         else:
-            papers += _latex_papers(path)
+            found = _latex_papers(path)
+        papers += [replace(p, shown=relative_source(p.source, [path])) for p in found]
     seen: dict[str, str] = {}
     for paper in papers:
         if paper.paper_id in seen:

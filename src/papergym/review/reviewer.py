@@ -25,11 +25,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -43,9 +44,10 @@ from papergym.llm.types import (
     LLMTruncatedError,
     Message,
     SamplingParams,
+    Usage,
 )
-from papergym.review.anonymise import anonymise
-from papergym.review.fit import fit_paper
+from papergym.review.anonymise import Anonymised, anonymise
+from papergym.review.fit import Fitted, fit_paper
 from papergym.review.records import (
     ICLR,
     PaperReview,
@@ -58,6 +60,8 @@ from papergym.review.records import (
 
 if TYPE_CHECKING:
     from papergym.settings.models import ReviewSection
+
+T = TypeVar("T")
 
 REVIEW_STAGE = "review"
 META_STAGE = "review:meta"
@@ -72,8 +76,18 @@ OPENING_WORDS = 400
 MAX_REASON_CHARS = 400
 """An unscored review's reason keeps this much of the error."""
 
+CHARS_PER_TOKEN = 3.0
+"""A generous count of a text's tokens for a budget: English runs about 4 characters a token."""
+
+WORD_CHARS = 8
+"""A generous length of a word with its space, for the meta-review's opening words."""
+
 UNREACHABLE = "unreachable"
 """The reason prefix of a review whose endpoint never answered: a run retries such papers."""
+
+TRUNCATED = "truncated"
+"""The reason prefix of a review cut by the token limit (after the LLM layer's one retry with a
+larger budget): a run retries such papers too, as the build does, once the limit is raised."""
 
 SCALE_MEANINGS: dict[str, str] = {
     "iclr": "1 = strong reject, 3 = reject, 5 = marginally below the acceptance threshold, "
@@ -86,6 +100,26 @@ class Reviewer(Protocol):
     """Anything that reviews a paper: the LLM reviewer, the offline baseline."""
 
     async def review(self, paper_id: str, text: str) -> PaperReview: ...
+
+
+async def off_loop(executor: Executor | None, function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` run in ``executor``, or here when there is none.
+
+    A reward server gives its reviewer worker *processes*: anonymising a long text is pure-Python
+    regex work, which holds the interpreter lock for its whole length, so a thread would still
+    stop the server's event loop (``/health`` included) until it is done. ``function`` must be a
+    module-level function whose arguments and result pickle.
+    """
+    if executor is None:
+        return function(*args)
+    return await asyncio.get_running_loop().run_in_executor(executor, function, *args)
+
+
+def prepare_paper(text: str, max_words: int) -> tuple[Anonymised, Fitted]:
+    """What the LLM reviewers read of a paper: anonymised, then fitted to ``max_words`` words
+    (CPU work: :func:`off_loop` runs it)."""
+    anonymised = anonymise(text)
+    return anonymised, fit_paper(anonymised.text, max_words)
 
 
 @dataclass(frozen=True)
@@ -196,7 +230,7 @@ class MetaReviewUnreachable(Exception):
 def unscored_reason(error: LLMError) -> str:
     """Why a review is unscored: the kind of failure, then the error's first characters."""
     kind = (
-        "truncated"
+        TRUNCATED
         if isinstance(error, LLMTruncatedError)
         else "unparseable"
         if isinstance(error, LLMOutputError)
@@ -215,6 +249,22 @@ def unreachable(review: PaperReview) -> bool:
     return any(u.reason.startswith(UNREACHABLE + ":") for u in review.unscored)
 
 
+def unfinished(review: PaperReview) -> str | None:
+    """Why a paper's review is not final, or None when it is: a review whose endpoint never
+    answered, or that the token limit cut. ``papergym review`` does not save such a paper, and
+    its next run reviews it again (the reviews that were scored come from the LLM cache)."""
+    for kind in (UNREACHABLE, TRUNCATED):
+        found = [u.reason for u in review.unscored if u.reason.startswith(kind + ":")]
+        if found:
+            hint = (
+                "; raise review.max_tokens (and llm max_tokens_ceiling), then run again"
+                if kind == TRUNCATED
+                else ""
+            )
+            return found[0] + hint
+    return None
+
+
 class LLMReviewer:
     """Simulated peer review through the LLM layer (see the module docstring)."""
 
@@ -231,6 +281,7 @@ class LLMReviewer:
         meta_review: bool = True,
         seed: int = 0,
         profiles: Sequence[ReviewerProfile] | None = None,
+        executor: Executor | None = None,
     ) -> None:
         if reviewers < 1:
             raise ValueError(f"reviewers must be at least 1, not {reviewers}")
@@ -243,6 +294,8 @@ class LLMReviewer:
         self.meta_review = meta_review
         self.seed = seed
         self.panel = panel(reviewers, profiles or load_profiles(), seed)
+        self.executor = executor
+        """Where papers are anonymised and fitted (see :func:`off_loop`); None: here."""
 
     @classmethod
     def from_settings(
@@ -251,6 +304,7 @@ class LLMReviewer:
         settings: ReviewSection,
         scale: VenueScale = ICLR,
         threshold: float = DEFAULT_THRESHOLD,
+        executor: Executor | None = None,
     ) -> LLMReviewer:
         """The reviewer the ``review`` section describes (``threshold``: the resolved one)."""
         return cls(
@@ -263,6 +317,7 @@ class LLMReviewer:
             max_paper_words=settings.max_paper_words,
             meta_review=settings.meta_review,
             seed=settings.seed,
+            executor=executor,
         )
 
     @property
@@ -282,10 +337,27 @@ class LLMReviewer:
                 "panel": [(n, p.description, s) for n, p, s in self.panel],
                 "scale": self.scale.model_dump(mode="json"),
                 "sampling": [self.temperature, self.max_tokens, self.max_paper_words],
-                "backend": self.llm.config.for_role("reviewer").model_dump(mode="json"),
+                "backend": self.llm.identity("reviewer"),  # endpoint normalised, no credentials
             },
             sort_keys=True,
         )
+
+    def estimated_usage(self, text: str) -> Usage:
+        """A generous estimate of what reviewing ``text`` costs, every call at its longest:
+        each reviewer's prompt (the paper as fitted, in its template) and answer, and the
+        meta-review's. A token budget starts a paper only when this fits in what is left."""
+        words = len(text.split())
+        fitted = (
+            len(text) if words <= self.max_paper_words else len(text) * self.max_paper_words / words
+        )
+        prompt = _tokens(len(_template("review").template) + fitted)
+        calls = len(self.panel)
+        prompts = calls * prompt
+        if self.meta_review:  # the paper's opening and every review, shown at their longest
+            shown = OPENING_WORDS * WORD_CHARS + calls * self.max_tokens * CHARS_PER_TOKEN
+            prompts += _tokens(len(_template("meta_review").template) + shown)
+            calls += 1
+        return Usage(prompt_tokens=prompts, completion_tokens=calls * self.max_tokens)
 
     def _params(self, seed: int) -> SamplingParams:
         base = self.llm.config.for_role("reviewer").params
@@ -295,8 +367,9 @@ class LLMReviewer:
 
     async def review(self, paper_id: str, text: str) -> PaperReview:
         """Every reviewer's review of one paper, its score, decision and meta-review."""
-        anonymised = anonymise(text)
-        fitted = fit_paper(anonymised.text, self.max_paper_words)
+        anonymised, fitted = await off_loop(
+            self.executor, prepare_paper, text, self.max_paper_words
+        )
         if not fitted.text.strip():
             results: list[Review | UnscoredReview] = [
                 UnscoredReview(reviewer=name, seed=seed, reason="empty paper: nothing to review")
@@ -365,6 +438,10 @@ class LLMReviewer:
         except LLMError:
             return None  # the meta-review is commentary: the score stands without it
         return strip_reasoning(result.text) or None
+
+
+def _tokens(chars: float) -> int:
+    return int(chars / CHARS_PER_TOKEN) + 1
 
 
 def _fields(answer: ReviewAnswer) -> dict[str, Any]:

@@ -11,8 +11,19 @@ turn that into TRL's None or the configured ``reward.unscored`` fallback, with a
 *empty* text is different: there is nothing to review, and it gets the scale's lowest rating
 (0.0) without a call, as the rubric reward gives an empty answer 0.
 
+**Fewer reviews than asked.** When some reviews were scored and others were not (unparseable,
+cut, or their endpoint failed), ``partial`` says what to do (``review.partial``): ``flag`` keeps
+the mean of the scored reviews and marks the score ``partial`` with the reason; ``unscored``
+gives no reward (``value`` None, the reason says why). Either way the adapters log it.
+
+**Answer length.** A text longer than ``max_answer_chars`` (``review.max_answer_chars`` where
+the reward is built from the configuration) is cut to it before anything else is done with it,
+as the rubric reward cuts answers, and its score says ``answer_truncated``.
+
 Repeated texts are reviewed once: scores are kept in a bounded LRU keyed by the text and the
-reviewer's identity, and concurrent duplicates share one review.
+reviewer's identity, and concurrent duplicates share one review. A score with a review whose
+endpoint failed is never kept: the failure says nothing about the text, and the next request for
+it asks the endpoint again.
 """
 
 from __future__ import annotations
@@ -22,15 +33,28 @@ import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from papergym.llm.structured import strip_reasoning
 from papergym.records import Record
-from papergym.review.records import ICLR, PaperReview, VenueScale, scale_value
-from papergym.review.reviewer import UNREACHABLE, Reviewer
+from papergym.review.records import ICLR, PaperReview, UnscoredReview, VenueScale, scale_value
+from papergym.review.reviewer import UNREACHABLE, Reviewer, off_loop, unreachable
 
 DEFAULT_CACHE_SIZE = 4096
 """Scores kept in memory (a score is a few numbers; the reviews themselves are not kept)."""
+
+Partial = Literal["flag", "unscored"]
+"""What a text scored from fewer reviews than asked gets (see the module docstring)."""
+
+REASONING_WORDS = ("think", "reasoning")
+"""Words every reasoning tag holds (``<think>``, ``<thinking>``, ``<reasoning>``): a text
+without them has no reasoning block, and is cut without a pass of the tag pattern over it."""
+
+OFF_LOOP_CHARS = 1_000_000
+"""A longer text with reasoning tags is cut to the answer limit in the executor, when there is
+one, rather than on the event loop (finding its reasoning blocks is a pass over all of it)."""
 
 
 class ReviewScore(Record):
@@ -45,37 +69,77 @@ class ReviewScore(Record):
     unscored: int
     """Reviews that could not be scored."""
     reason: str | None = None
-    """Why the text is unscored (None when it is scored)."""
+    """Why the text is unscored, or why some of its reviews are missing (None when every review
+    asked for was scored)."""
+    asked: int = 0
+    """Reviews asked for (0 for the offline baseline)."""
+    partial: bool = False
+    """Fewer reviews were scored than asked for (some unparseable, cut, or never answered): the
+    value is the mean of the rest (``review.partial=flag``), or None (``unscored``)."""
+    answer_truncated: bool = False
+    """The text was cut to the answer limit (``review.max_answer_chars``) before review."""
 
     @property
     def scored(self) -> bool:
         return self.value is not None
 
 
-def score_of(review: PaperReview, scale: VenueScale = ICLR) -> ReviewScore:
-    """A paper review as a reward: its mean rating on [0, 1], or unscored with the reason."""
+def _first_reasons(unscored: Sequence[UnscoredReview]) -> list[str]:
+    """The unscored reviews' reasons, endpoint failures first (a reason names the first)."""
+    reasons = [u.reason for u in unscored]
+    return sorted(reasons, key=lambda r: not r.startswith(UNREACHABLE + ":"))
+
+
+def score_of(
+    review: PaperReview, scale: VenueScale = ICLR, partial: Partial = "flag"
+) -> ReviewScore:
+    """A paper review as a reward: its mean rating on [0, 1], or unscored with the reason; a
+    review scored from fewer reviews than asked is flagged or unscored as ``partial`` says."""
+    reasons = _first_reasons(review.unscored)
+    counts: dict[str, Any] = {
+        "reviews": len(review.reviews),
+        "unscored": len(reasons),
+        "asked": len(review.reviews) + len(reasons),
+    }
     if review.score is None:
-        reasons = [u.reason for u in review.unscored]
-        reason = (
-            f"all {len(reasons)} review(s) unscored; first: {reasons[0]}"
-            if reasons
-            else "the reviewer gave no score"
-        )
+        first = f"all {len(reasons)} review(s) unscored; first: {reasons[0]}" if reasons else None
         return ReviewScore(
-            value=None, rating=None, reviews=0, unscored=len(review.unscored), reason=reason
+            value=None, rating=None, reason=first or "the reviewer gave no score", **counts
         )
-    return ReviewScore(
-        value=scale_value(review.score, scale),
-        rating=review.score,
-        reviews=len(review.reviews),
-        unscored=len(review.unscored),
-    )
+    value = scale_value(review.score, scale)
+    if not reasons:
+        return ReviewScore(value=value, rating=review.score, **counts)
+    reason = f"{len(reasons)} of {counts['asked']} review(s) unscored; first: {reasons[0]}"
+    if partial == "unscored":
+        return ReviewScore(
+            value=None,
+            rating=None,
+            reason=f"{reason} (review.partial=unscored)",
+            partial=True,
+            **counts,
+        )
+    return ReviewScore(value=value, rating=review.score, reason=reason, partial=True, **counts)
 
 
 def endpoint_failed(reason: str | None) -> bool:
-    """Whether an unscored text's reason says the reviewer's endpoint never answered (a failure
-    to retry, not the reviewer's verdict): :func:`score_of` names the first review's reason."""
+    """Whether a score's reason says a review's endpoint never answered (a failure to retry,
+    not the reviewer's verdict): :func:`score_of` names an endpoint failure first."""
     return f"first: {UNREACHABLE}:" in (reason or "")
+
+
+def has_reasoning_tags(text: str) -> bool:
+    """Whether ``text`` may hold a reasoning block (a plain substring search: fast)."""
+    return any(word in text for word in REASONING_WORDS)
+
+
+def limit_paper(text: str, max_chars: int | None) -> tuple[str, bool]:
+    """(the paper in ``text``, whether it was cut): its reasoning blocks removed, then cut to
+    ``max_chars`` characters (None: no limit), as the rubric reward cuts an answer. A text with
+    no reasoning tag word is not searched for tags."""
+    paper = strip_reasoning(text) if has_reasoning_tags(text) else text.strip()
+    if max_chars is None or len(paper) <= max_chars:
+        return paper, False
+    return paper[:max_chars].strip(), True
 
 
 def text_id(text: str) -> str:
@@ -107,6 +171,10 @@ class ReviewReward:
     scale: VenueScale = ICLR
     cache_size: int = DEFAULT_CACHE_SIZE
     max_concurrency: int = 16
+    partial: Partial = "flag"
+    max_answer_chars: int | None = None
+    executor: Executor | None = None
+    """Where long texts are cut (a server's worker processes); None: on the event loop."""
     _scores: OrderedDict[str, ReviewScore] = field(default_factory=OrderedDict, repr=False)
     _pending: dict[str, asyncio.Future[ReviewScore]] = field(default_factory=dict, repr=False)
     _semaphore: asyncio.Semaphore | None = field(default=None, repr=False)
@@ -115,11 +183,32 @@ class ReviewReward:
     def name(self) -> str:
         return f"review:{reviewer_name(self.reviewer)}"
 
+    def __post_init__(self) -> None:
+        if self.partial not in ("flag", "unscored"):
+            raise ValueError(f"partial must be 'flag' or 'unscored', not {self.partial!r}")
+        if self.max_answer_chars is not None and self.max_answer_chars < 1:
+            raise ValueError(f"max_answer_chars must be at least 1, not {self.max_answer_chars}")
+
     async def ascore(self, text: str) -> ReviewScore:
         """The review reward of one text; a repeated text is reviewed once."""
-        paper = strip_reasoning(text)
+        if len(text) > OFF_LOOP_CHARS and has_reasoning_tags(text):
+            paper, truncated = await off_loop(
+                self.executor, limit_paper, text, self.max_answer_chars
+            )
+        else:
+            paper, truncated = limit_paper(text, self.max_answer_chars)
+        return await self.ascore_cut(paper, truncated)
+
+    async def ascore_cut(self, paper: str, truncated: bool) -> ReviewScore:
+        """The review reward of a text :func:`limit_paper` has cut already (``truncated``: it
+        was cut), as a server does in its worker processes for a large body."""
         if not paper.strip():
             return ReviewScore(value=0.0, rating=float(self.scale.low), reviews=0, unscored=0)
+        score = await self._reviewed(paper)
+        return score.model_copy(update={"answer_truncated": True}) if truncated else score
+
+    async def _reviewed(self, paper: str) -> ReviewScore:
+        """The review reward of a paper already cut to the limit."""
         key = hashlib.sha256(
             json.dumps([reviewer_identity(self.reviewer), paper]).encode("utf-8")
         ).hexdigest()
@@ -130,14 +219,15 @@ class ReviewReward:
             try:
                 return await asyncio.shield(self._pending[key])
             except _AskerCancelled:  # its asker left (a client disconnected): review it anew
-                return await self.ascore(text)
+                return await self._reviewed(paper)
         future: asyncio.Future[ReviewScore] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         try:
             async with self._bound():
                 review = await self.reviewer.review(text_id(paper), paper)
-            score = score_of(review, self.scale)
-            self._remember(key, score)
+            score = score_of(review, self.scale, self.partial)
+            if not unreachable(review):  # an endpoint's failure is not the text's score
+                self._remember(key, score)
             future.set_result(score)
             return score
         except BaseException as error:
@@ -152,6 +242,10 @@ class ReviewReward:
     async def ascore_many(self, texts: Sequence[str]) -> list[ReviewScore]:
         """Review rewards of many texts, in order, reviewed concurrently within the bound."""
         return list(await asyncio.gather(*(self.ascore(t) for t in texts)))
+
+    async def ascore_cut_many(self, cut: Sequence[tuple[str, bool]]) -> list[ReviewScore]:
+        """:meth:`ascore_cut` of many (text, truncated) pairs, in order."""
+        return list(await asyncio.gather(*(self.ascore_cut(p, t) for p, t in cut)))
 
     def score(self, text: str) -> ReviewScore:
         """Synchronous :meth:`ascore`, for code without an event loop."""

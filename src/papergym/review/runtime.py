@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Literal
 
 from papergym.errors import BadInputError
@@ -62,15 +63,20 @@ def reviewer_kind(config: PaperGymConfig) -> Literal["llm", "offline"]:
     return kind
 
 
-def make_reviewer(config: PaperGymConfig, llm: LLMClient | None = None) -> Reviewer:
-    """The reviewer ``config.review`` describes; ``llm`` is used (not closed) when given."""
+def make_reviewer(
+    config: PaperGymConfig, llm: LLMClient | None = None, executor: Executor | None = None
+) -> Reviewer:
+    """The reviewer ``config.review`` describes; ``llm`` is used (not closed) when given;
+    ``executor`` (a server's worker processes) anonymises the papers, off the event loop."""
     from papergym.review.offline import OfflineReviewer, load_baseline
 
     settings = config.review
     scale = venue_scale(config)
     checked_threshold(config)
     if reviewer_kind(config) == "offline":
-        return OfflineReviewer(path=settings.baseline, threshold=settings.threshold, scale=scale)
+        return OfflineReviewer(
+            path=settings.baseline, threshold=settings.threshold, scale=scale, executor=executor
+        )
     from papergym.llm.client import LLMClient
     from papergym.review.reviewer import LLMReviewer
 
@@ -78,16 +84,23 @@ def make_reviewer(config: PaperGymConfig, llm: LLMClient | None = None) -> Revie
     if threshold is None:  # calibrated on the human ratings the baseline was fitted on
         threshold = load_baseline(settings.baseline).human_threshold
     client = llm or LLMClient.from_config(config.llm)
-    return LLMReviewer.from_settings(client, settings, scale, threshold)
+    return LLMReviewer.from_settings(client, settings, scale, threshold, executor=executor)
 
 
-def make_review_reward(config: PaperGymConfig) -> ReviewReward:
-    """The review reward ``config`` describes. Its reviewer writes no meta-review: that text
-    never changes a score, so for a reward it would be a wasted call per text."""
+def make_review_reward(config: PaperGymConfig, executor: Executor | None = None) -> ReviewReward:
+    """The review reward ``config`` describes: ``review.partial`` for texts scored from fewer
+    reviews than asked, ``review.max_answer_chars`` (0: none) for long texts. Its reviewer writes no meta-review: that text never changes a score, so for a
+    reward it would be a wasted call per text. ``executor``: see :func:`make_reviewer`."""
     quiet = config.model_copy(
         update={"review": config.review.model_copy(update={"meta_review": False})}
     )
-    return ReviewReward(make_reviewer(quiet), scale=venue_scale(config))
+    return ReviewReward(
+        make_reviewer(quiet, executor=executor),
+        scale=venue_scale(config),
+        partial=config.review.partial,
+        max_answer_chars=config.review.max_answer_chars or None,
+        executor=executor,
+    )
 
 
 def shared_review_reward() -> ReviewReward:

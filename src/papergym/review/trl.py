@@ -2,8 +2,9 @@
 
 Each completion (plain or chat format) is reviewed as a paper; the reward is its mean simulated
 rating on [0, 1], or ``None`` when no review could be scored (TRL turns that into NaN and leaves
-it out of the mean instead of counting a 0). No dataset column is needed. The mean rating and the
-unscored count are logged through TRL's ``log_metric`` hook when the trainer offers it::
+it out of the mean instead of counting a 0). No dataset column is needed. The mean rating, the
+unscored count and the count of texts scored from fewer reviews than asked (``review.partial``)
+are logged through TRL's ``log_metric`` hook when the trainer offers it::
 
     from papergym.review.trl import review_reward
     trainer = GRPOTrainer(model=..., reward_funcs=[review_reward], train_dataset=dataset, ...)
@@ -27,13 +28,15 @@ from papergym.reward.trl import completion_text
 def log_review(
     scores: Sequence[ReviewScore], log_metric: Callable[[str, float], None] | None
 ) -> None:
-    """Log the mean rating of the scored texts and how many were unscored."""
+    """Log the mean rating of the scored texts, how many were unscored, and how many were
+    scored from fewer reviews than asked."""
     if log_metric is None:
         return
     ratings = [s.rating for s in scores if s.rating is not None]
     if ratings:
         log_metric("review/rating_mean", statistics.fmean(ratings))
     log_metric("review/unscored", float(sum(not s.scored for s in scores)))
+    log_metric("review/partial", float(sum(s.partial for s in scores)))
 
 
 async def _score_all(completions: Sequence[Any]) -> list[ReviewScore]:

@@ -5,7 +5,8 @@ The decoded response is reviewed as a paper; ``ground_truth`` and ``extra_info``
 (a row needs no rubric). Every call returns the same keys, so verl can stack them into metrics:
 ``score`` (the mean rating on [0, 1], or ``reward.unscored`` — default 0.0 — when no review was
 scored), ``rating`` (the mean rating on the venue's scale, -1.0 when unscored), ``reviews``
-(reviews scored), ``unscored`` (1.0/0.0).
+(reviews scored), ``unscored`` (1.0/0.0), ``partial`` (1.0 when fewer reviews were scored than
+asked; see ``review.partial``).
 
 Point verl at it with ``reward.custom_reward_function.path=<this file>`` and
 ``.name=compute_score`` (before verl 0.7.1: ``custom_reward_function.path/name``). The reviewer
@@ -22,7 +23,7 @@ from papergym.review.reward import ReviewScore
 from papergym.review.runtime import shared_review_reward
 from papergym.reward import runtime
 
-KEYS = ("score", "rating", "reviews", "unscored")
+KEYS = ("score", "rating", "reviews", "unscored", "partial")
 
 
 def review_score_dict(score: ReviewScore) -> dict[str, float]:
@@ -32,6 +33,7 @@ def review_score_dict(score: ReviewScore) -> dict[str, float]:
         "rating": score.rating if score.rating is not None else -1.0,
         "reviews": float(score.reviews),
         "unscored": 0.0 if score.scored else 1.0,
+        "partial": 1.0 if score.partial else 0.0,
     }
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -21,8 +20,16 @@ from papergym.cliutil import (
     stdout,
 )
 from papergym.errors import BadInputError
-from papergym.jsonl import iter_json_lines, read_jsonl, write_jsonl, write_text_atomic
-from papergym.records import Instance
+from papergym.jsonl import read_jsonl, write_jsonl, write_text_atomic
+from papergym.records import Instance, Score
+from papergym.reward.answers import (
+    Answer,
+    default_scores_path,
+    instances_file,
+    read_answers,
+    read_instances,
+    with_samples,
+)
 from papergym.reward.runtime import make_reward, set_shared_config
 from papergym.settings.cli import ConfigOption, OverridesArgument, flags, resolve
 from papergym.settings.load import config_yaml
@@ -62,9 +69,6 @@ MaxAnswerCharsOption = Annotated[
     ),
 ]
 
-ID_FIELDS = ("instance_id", "id")
-ANSWER_FIELDS = ("answer", "response", "completion")
-
 
 def reward_config(
     config_file: Path | None,
@@ -82,96 +86,73 @@ def reward_config(
     return resolve(config_file, overrides, given)
 
 
-def _json_kind(value: object) -> str:
-    """How JSON calls ``value``'s type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "a string"
-
-
-def _text_field(row: dict[str, object], names: tuple[str, ...], where: str) -> str:
-    """The first of ``names`` present in ``row``, which must hold a string.
-
-    Never ``str()`` of whatever is there: a null, a number or a list would be scored as the
-    text "None", "3.14" or "['...']".
-    """
-    name = next((n for n in names if n in row), None)
-    if name is None:
-        raise BadInputError(where, f"no {names[0]} field (expected one of {', '.join(names)})")
-    value = row[name]
-    if not isinstance(value, str):
-        raise BadInputError(where, f"{name} must be a string, not {_json_kind(value)}")
-    return value
-
-
-def _answers(path: Path) -> dict[str, tuple[int, str]]:
-    """Answers by instance id, with their line: JSONL ``{"instance_id": ..., "answer": ...}``
-    (the id may be called ``id``; the answer ``response`` or ``completion``)."""
-    answers: dict[str, tuple[int, str]] = {}
-    for number, row in iter_json_lines(path):
-        where = f"{path}:{number}"
-        if not isinstance(row, dict):
-            raise BadInputError(
-                where, f"expected a JSON object with instance_id and answer, not {_json_kind(row)}"
-            )
-        key = _text_field(row, ID_FIELDS, where)
-        if not key.strip():
-            raise BadInputError(where, "instance_id is empty")
-        answer = _text_field(row, ANSWER_FIELDS, where)
-        if key in answers:
-            raise BadInputError(
-                where, f"duplicate instance_id {key!r} (first on line {answers[key][0]})"
-            )
-        answers[key] = (number, answer)
-    if not answers:
-        raise BadInputError(path, "no answers")
-    return answers
-
-
-def _instances(path: Path) -> dict[str, Instance]:
-    """Instances by id; a duplicate id is an error naming both lines."""
-    by_id: dict[str, tuple[int, Instance]] = {}
-    for number, data in iter_json_lines(path):
-        try:
-            instance = Instance.model_validate(data)
-        except ValidationError as error:
-            first = str(error).splitlines()[0]
-            raise BadInputError(f"{path}:{number}", f"not a valid Instance: {first}") from None
-        if instance.id in by_id:
-            raise BadInputError(
-                f"{path}:{number}",
-                f"duplicate instance id {instance.id!r} (first on line {by_id[instance.id][0]})",
-            )
-        by_id[instance.id] = (number, instance)
-    return {key: instance for key, (_, instance) in by_id.items()}
+def _score_summary(
+    scores: list[Score], answers: list[Answer], judge: str, out: Path
+) -> dict[str, object]:
+    """The numbers ``score`` prints: counts, the mean, and per instance when several answers
+    each (how many, and how many instances gave every sample the same score: no signal for a
+    GRPO group)."""
+    values = [s.value for s in scores if s.value is not None]
+    summary: dict[str, object] = {
+        "answers": len(scores),
+        "scored": len(values),
+        "unscored": len(scores) - len(values),
+        "truncated": sum(s.answer_truncated for s in scores),
+        "mean": sum(values) / len(values) if values else None,
+    }
+    if any(a.sample is not None for a in answers):
+        by_instance: dict[str, list[float | None]] = {}
+        for answer, score in zip(answers, scores, strict=True):
+            by_instance.setdefault(answer.instance_id, []).append(score.value)
+        sizes = [len(v) for v in by_instance.values()]
+        groups = [[x for x in v if x is not None] for v in by_instance.values()]
+        summary["instances"] = len(by_instance)
+        summary["samples_per_instance"] = (
+            str(min(sizes)) if min(sizes) == max(sizes) else f"{min(sizes)}-{max(sizes)}"
+        )
+        summary["instances_all_tied"] = sum(len(g) > 1 and max(g) == min(g) for g in groups)
+    summary["judge"] = judge
+    summary["written"] = str(out)
+    summary["unscored_reasons"] = dict(Counter(s.unscored_reason for s in scores if not s.scored))
+    return summary
 
 
 @reports_errors
 def score(
     instances: Annotated[
-        Path, typer.Argument(help="instances.jsonl from `papergym build`.", show_default=False)
+        Path,
+        typer.Argument(
+            help="A `papergym build` folder, or its instances.jsonl.", show_default=False
+        ),
     ],
     answers: Annotated[
-        Path, typer.Argument(help="JSONL of {instance_id, answer}.", show_default=False)
+        Path,
+        typer.Argument(
+            help="JSONL of {instance_id, answer} (and sample, for several answers per instance).",
+            show_default=False,
+        ),
     ],
     overrides: OverridesArgument = None,
     out: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "-o",
             "--out",
-            help="Where to write the scores (JSONL); the resolved configuration goes beside it "
-            "as NAME.config.yaml (scores.config.yaml).",
+            help="Where to write the scores (JSONL; default: beside ANSWERS, as "
+            "ANSWERS_NAME.scores.jsonl); the resolved configuration goes beside it as "
+            "NAME.config.yaml.",
+            show_default=False,
         ),
-    ] = Path("scores.jsonl"),
+    ] = None,
+    samples: Annotated[
+        bool,
+        typer.Option(
+            "--samples",
+            help="Several answers per instance (GRPO samples): lines without a sample field "
+            "are numbered per instance in file order (0, 1, ...). A file whose lines all have "
+            "a sample field needs no flag.",
+        ),
+    ] = False,
     config: ConfigOption = None,
     judge: JudgeOption = None,
     alpha: AlphaOption = None,
@@ -182,46 +163,41 @@ def score(
     """Score answers against their instances' rubrics; unscored answers are reported, never 0.
 
     Each answers line is {"instance_id": "...", "answer": "..."} (also "id"; "response" or
-    "completion"), one per instance. A line that is not such an object (a null, number or list
-    answer, no answer field, no id, an id seen before, an unknown id) stops the command with
-    one line naming file:line, exit 2, and nothing written.
+    "completion"). One answer per instance, or several: give each line a "sample" field (an
+    integer or a string, unique per instance), or pass --samples to number them in file order;
+    every score then carries its sample, and the summary counts instances, samples per instance
+    and instances_all_tied (two or more scored samples, all with the same score: no learning
+    signal for a GRPO group). A line that is not such an object (a null, number or
+    list answer, no answer field, no id, an id or sample seen before, an unknown id) stops the
+    command with one line naming file:line, exit 2, and nothing written.
     """
+    out = out if out is not None else default_scores_path(answers)
     if out.is_dir():
         raise BadInputError(out, "is a folder; -o takes the path of the scores file")
+    if out.resolve() == answers.resolve():
+        raise BadInputError(out, "is the answers file; -o takes another path")
     settings = reward_config(config, overrides, judge, alpha, max_answer_chars)
-    by_id = _instances(instances)
-    given = _answers(answers)
-    unknown = [(line, key) for key, (line, _) in given.items() if key not in by_id]
+    by_id = read_instances(instances)
+    given = read_answers(answers, samples=samples)
+    unknown = [a for a in given if a.instance_id not in by_id]
     if unknown:
-        line, key = unknown[0]
         raise BadInputError(
-            f"{answers}:{line}",
-            f"instance_id {key!r} is not in {instances}"
+            f"{answers}:{unknown[0].line}",
+            f"instance_id {unknown[0].instance_id!r} is not in {instances}"
             + (f" ({len(unknown) - 1} more unknown)" if len(unknown) > 1 else ""),
         )
     reward = make_reward(settings)
-    scores = reward.score_many([(by_id[k], a) for k, (_, a) in given.items()])
-    write_jsonl(out, scores)
+    scores = reward.score_many([(by_id[a.instance_id], a.answer) for a in given])
+    write_jsonl(out, with_samples(scores, given))
     # beside the scores, not "config.yaml": -o's folder is often the working directory, where
     # the user's own config.yaml may be
     write_text_atomic(out.with_name(out.stem + ".config.yaml"), config_yaml(settings))
-    values = [s.value for s in scores if s.value is not None]
-    summary = {
-        "answers": len(scores),
-        "scored": len(values),
-        "unscored": len(scores) - len(values),
-        "truncated": sum(s.answer_truncated for s in scores),
-        "mean": sum(values) / len(values) if values else None,
-        "judge": reward.judge.name,
-        "written": str(out),
-        "unscored_reasons": dict(Counter(s.unscored_reason for s in scores if not s.scored)),
-    }
-    print_summary("Scores", summary, json_output)
+    print_summary("Scores", _score_summary(scores, given, reward.judge.name, out), json_output)
 
 
 _SERVE_REWARD_EPILOG = """Requests (JSON bodies; add -H "Authorization: Bearer $TOKEN" with --token-env):
 
-POST /get_reward (OpenRLHF --remote_rm_url): {"query": [prompt+response, ...], "prompts": [prompt, ...], "labels": [ground_truth, ...]} → {"rewards": [...], "scores": [...], "extra_logs": {"rubric_specific", "rubric_general", "rubric_unscored"}}; an unscored answer gets reward.unscored (default 0.0) and rubric_unscored 1.0.
+POST /get_reward (OpenRLHF --remote_rm_url): {"query": [prompt+response, ...], "prompts": [prompt, ...], "labels": [ground_truth, ...]} → {"rewards": [...], "scores": [...], "extra_logs": {"rubric_specific", "rubric_general", "rubric_unscored"}}; an unscored answer gets reward.unscored (default 0.0) and rubric_unscored 1.0, and a part it could not score logs -1.0; rubric_general is left out under the offline judge, which grades no general criteria.
 
 POST /score: {"items": [{"ground_truth": ..., "answer": "...", "extra_info": {...} (optional)}]} → {"scores": [{"instance_id", "value" (null when unscored), "specific", "general", "alpha", "normalisation", "verdicts" (each with its criterion's weight; a pitfall's passed=true means the mistake was made), "unscored_reason", "judge", "answer_truncated"}]}.
 
@@ -237,7 +213,9 @@ curl -s localhost:8765/get_reward -H 'Content-Type: application/json' -d '{"quer
 
 Set GT to one instance's label: GT=$(python -c "import json; i = json.loads(open('env/instances.jsonl').readline()); print(json.dumps({k: i[k] for k in ('question', 'reference_answer', 'rubric')}))")
 
-With --reward review no label is read: POST /get_reward reviews each query's response part → {"rewards", "scores", "extra_logs": {"review_rating", "review_unscored"}}; POST /score: {"items": [{"answer": "..."}]} → {"scores": [{"value" (null when unscored), "rating", "reviews", "unscored", "reason"}]}; GET /health: 200 {"status": "ok", "reward": "review", "reviewer"}.
+With --reward review no label is read: POST /get_reward reviews each query's response part → {"rewards", "scores", "extra_logs": {"review_rating", "review_unscored", "review_partial"}}; POST /score: {"items": [{"answer": "..."}]} → {"scores": [{"value" (null when unscored), "rating", "reviews" (scored), "asked", "unscored", "partial", "reason", "answer_truncated"}]}; GET /health: 200 {"status": "ok", "reward": "review", "reviewer"}. A text scored from fewer reviews than asked is flagged partial (review.partial=flag) or unscored (review.partial=unscored); a review whose endpoint failed is never remembered, so the text is reviewed again next time. Answers are cut to review.max_answer_chars (default 100000; --max-answer-chars) before anything else is done with them.
+
+With an LLM judge or reviewer, its endpoint is asked for its model list first: when it does not answer, the server does not start (one line, exit 2).
 
 Logs go to stderr: a start line (address, judge, readiness), one line per request (client, method, path, status, latency, scored/unscored). SIGTERM or Ctrl-C stops the server (exit 0) after at most 5 s of in-flight work."""
 SERVE_REWARD_EPILOG = _SERVE_REWARD_EPILOG
@@ -281,7 +259,18 @@ def serve_reward(
             show_default=False,
         ),
     ] = None,
-    max_answer_chars: MaxAnswerCharsOption = None,
+    max_answer_chars: Annotated[
+        int | None,
+        typer.Option(
+            "--max-answer-chars",
+            min=0,
+            help="Sets reward.max_answer_chars (default 16000) and review.max_answer_chars "
+            "(default 100000, for --reward review): longer answers are cut to this many "
+            "characters before any other work, and their score says answer_truncated (0: no "
+            "limit).",
+            show_default=False,
+        ),
+    ] = None,
     token_env: Annotated[
         str | None,
         typer.Option(
@@ -319,6 +308,7 @@ def serve_reward(
 
     from papergym.netutil import bind
     from papergym.redact import register_secret
+    from papergym.reward.runtime import check_reachable, judge_kind, judge_llm_config
     from papergym.reward.server import serve
     from papergym.settings import env
 
@@ -329,6 +319,7 @@ def serve_reward(
             judge=("reward.judge", "--judge", judge),
             alpha=("reward.alpha", "--alpha", alpha),
             chars=("reward.max_answer_chars", "--max-answer-chars", max_answer_chars),
+            review_chars=("review.max_answer_chars", "--max-answer-chars", max_answer_chars),
             host=("serve.host", "--host", host),
             port=("serve.port", "--port", port),
             body=("serve.max_body_mb", "--max-body-mb", max_body_mb),
@@ -348,10 +339,12 @@ def serve_reward(
         register_secret(token)
     set_shared_config(settings)  # the fallback for unscored answers on /get_reward
     if serving.reward == "review":
-        from papergym.review.runtime import make_review_reward
-        from papergym.review.server import serve_review
+        from papergym.review.runtime import make_review_reward, reviewer_kind
+        from papergym.review.server import review_workers, serve_review
 
-        review_reward = make_review_reward(settings)
+        if reviewer_kind(settings) == "llm":  # before anything listens: not ready, exit 2
+            check_reachable(settings.llm, "reviewer")
+        review_reward = make_review_reward(settings, executor=review_workers())
         sock = bind(serving.host, serving.port)
         code = serve_review(
             review_reward,
@@ -361,6 +354,8 @@ def serve_reward(
             docs=serving.docs,
         )
     else:
+        if judge_kind(settings) == "llm":
+            check_reachable(judge_llm_config(settings), "judge")
         reward = make_reward(settings)
         sock = bind(
             serving.host, serving.port
@@ -382,7 +377,10 @@ def serve_reward(
 @reports_errors
 def check_reward(
     instances: Annotated[
-        Path, typer.Argument(help="instances.jsonl from `papergym build`.", show_default=False)
+        Path,
+        typer.Argument(
+            help="A `papergym build` folder, or its instances.jsonl.", show_default=False
+        ),
     ],
     overrides: OverridesArgument = None,
     config: ConfigOption = None,
@@ -419,9 +417,10 @@ def check_reward(
     from papergym.reward.check import check_reward as run_check
 
     settings = reward_config(config, overrides, judge, alpha, max_answer_chars)
-    loaded = read_jsonl(instances, Instance)[:limit]
+    source = instances_file(instances)
+    loaded = read_jsonl(source, Instance)[:limit]
     if not loaded:
-        raise BadInputError(instances, "no instances")
+        raise BadInputError(source, "no instances")
     reward = make_reward(settings)
     progress = Progress(
         TextColumn("check-reward"),

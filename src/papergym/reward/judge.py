@@ -267,7 +267,9 @@ class RubricJudge:
         """Everything that can change this judge's verdicts, for the reward's score cache.
 
         The name alone would let two judges on different endpoints, sampling settings or
-        reference wordings share cached scores.
+        reference wordings share cached scores. Which model answers is the LLM layer's
+        :meth:`~papergym.llm.client.LLMClient.identity` (the normalised endpoints, credentials
+        stripped, or a local model's weights), as in the response cache's key.
         """
         backend = self.llm.config.for_role(self.role)
         return json.dumps(
@@ -276,7 +278,10 @@ class RubricJudge:
                 "role": self.role,
                 "advisory_reference": self.advisory_reference,
                 "general_reference": self.general_reference,
-                "backend": backend.model_dump(mode="json"),
+                "backend": self.llm.identity(self.role),
+                "params": backend.params.model_dump(mode="json"),
+                "repair_attempts": backend.repair_attempts,
+                "max_tokens_ceiling": backend.max_tokens_ceiling,
             },
             sort_keys=True,
         )

@@ -44,15 +44,18 @@ def openrlhf_payload(
 
 
 def rewards_payload(scores: Sequence[Score]) -> dict[str, Any]:
-    """The rubric reward's OpenRLHF dict, with its parts logged (-1 where not scored)."""
-    return openrlhf_payload(
-        [s.value for s in scores],
-        {
-            "rubric_specific": [s.specific if s.specific is not None else -1.0 for s in scores],
-            "rubric_general": [s.general if s.general is not None else -1.0 for s in scores],
-            "rubric_unscored": [0.0 if s.scored else 1.0 for s in scores],
-        },
-    )
+    """The rubric reward's OpenRLHF dict, with its parts logged: ``rubric_specific`` and
+    ``rubric_general`` per answer (-1.0 marks an answer whose part could not be scored; its
+    ``rubric_unscored`` is 1.0), and ``rubric_unscored``.
+
+    ``rubric_general`` is left out when no answer was given a general verdict at all: the
+    offline judge grades no general criteria, and a column of -1.0 would read as a score.
+    """
+    logs = {"rubric_specific": [s.specific if s.specific is not None else -1.0 for s in scores]}
+    if any(v.kind == "general" for s in scores for v in s.verdicts):
+        logs["rubric_general"] = [s.general if s.general is not None else -1.0 for s in scores]
+    logs["rubric_unscored"] = [0.0 if s.scored else 1.0 for s in scores]
+    return openrlhf_payload([s.value for s in scores], logs)
 
 
 def reward_func(

@@ -28,6 +28,13 @@ copies each criterion's weight onto its verdict before scoring.
 **Memory.** The cache is an LRU of at most ``cache_size`` scores (default
 :data:`DEFAULT_CACHE_SIZE`); ``0`` turns it off (concurrent duplicates are still judged once).
 
+**What is never kept.** A score with a verdict its judge never gave — the LLM judge's endpoint
+failed after its retries, or the budget was spent (:func:`~papergym.llm.verdicts.never_answered`
+reads the verdict's reason) — is returned, unscored, to the callers who asked for it at the time,
+but not cached: the failure says nothing about the answer, and the next request for it asks
+the judge again. An answer the judge gave but that could not be used (unparseable after the
+repairs, cut at the token limit) is the judge's outcome and is kept like any other score.
+
 **Answer length.** An answer longer than ``max_answer_chars`` characters (after its
 ``<think>`` blocks are removed, which every judge does anyway) is cut to that length before it
 is judged, as a trainer's maximum completion length would cut it, and its Score says
@@ -45,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from papergym.llm.structured import strip_reasoning
+from papergym.llm.verdicts import never_answered
 from papergym.records import Instance, Normalisation, Score, Verdict
 from papergym.reward.scoring import check_normalisation, rubric_score
 
@@ -104,6 +112,23 @@ def score_key(
         content["source_kind"] = instance.source_kind
     text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class _Judged(Protocol):
+    """A verdict as any record keeps it (:class:`Verdict`, eval's ``EvalVerdict``)."""
+
+    @property
+    def passed(self) -> bool | None: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
+def judge_never_answered(*passes: Sequence[_Judged]) -> bool:
+    """Whether any unscored verdict of ``passes`` was never given: its judge's endpoint failed
+    or the budget was spent (see :func:`~papergym.llm.verdicts.never_answered`). Such a score
+    is not kept, by the reward's cache or by a command's resume log."""
+    return any(v.passed is None and never_answered(v.reason) for p in passes for v in p)
 
 
 def limit_answer(answer: str, max_chars: int | None) -> tuple[str, bool]:
@@ -186,7 +211,8 @@ class RubricReward:
                 judge=self.judge.name,
                 normalisation=self.normalisation,
             )
-            self._remember(key, score)
+            if not judge_never_answered(specific, general):  # a failure is not the answer's
+                self._remember(key, score)
             future.set_result(score)
             return _for_caller(score, instance, truncated)
         except BaseException as error:

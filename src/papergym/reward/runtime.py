@@ -15,12 +15,13 @@ import asyncio
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from papergym.reward.reward import Judge, RubricReward
 
 if TYPE_CHECKING:
     from papergym.llm.config import LLMConfig
+    from papergym.llm.types import Role
     from papergym.settings.models import PaperGymConfig
 
 T = TypeVar("T")
@@ -78,12 +79,54 @@ def set_shared_config(config: PaperGymConfig | None) -> None:
 
 
 def judge_llm_config(config: PaperGymConfig) -> LLMConfig:
-    """The LLM configuration the judge uses: ``reward.llm_config``'s file, else ``llm``."""
+    """The LLM configuration the judge uses: ``reward.llm_config``'s file, else ``llm``.
+
+    The file says which model judges; where its answers are cached is the command's to say, as
+    for every other LLM of the run. So the command's ``llm.cache=false`` (``--no-cache``)
+    turns the judge's cache off too, and its ``llm.cache_dir`` (``--cache-dir``,
+    ``$PAPERGYM_CACHE_DIR``) moves it; the file's own ``cache: false`` still holds, and its
+    ``cache_dir`` is used where the command names none.
+    """
     if config.reward.llm_config is None:
         return config.llm
     from papergym.llm.config import load_llm_config
 
-    return load_llm_config(config.reward.llm_config, env={})
+    return load_llm_config(
+        config.reward.llm_config,
+        env={},
+        no_cache=not config.llm.cache,
+        cache_dir=config.llm.cache_dir,
+    )
+
+
+def judge_kind(config: PaperGymConfig) -> Literal["llm", "offline"]:
+    """Which judge ``reward.judge`` names once ``auto`` is resolved."""
+    kind = config.reward.judge
+    if kind == "auto":
+        return "llm" if judge_llm_config(config).configured else "offline"
+    return kind
+
+
+def check_reachable(config: LLMConfig, role: Role) -> None:
+    """Refuse, in one line, an LLM endpoint of ``role`` that does not answer (a server must not
+    say it is ready while every judgement would fail). A client of its own, closed after: the
+    server's clients belong to the server's event loop."""
+    from papergym.errors import BadInputError
+    from papergym.llm.client import LLMClient
+    from papergym.llm.types import LLMError
+    from papergym.redact import redact
+
+    async def ping() -> None:
+        client = LLMClient(config)
+        try:
+            await client.ping([role])
+        finally:
+            await client.aclose()
+
+    try:
+        asyncio.run(ping())
+    except LLMError as error:
+        raise BadInputError(None, f"{role}: {redact(str(error).strip())}") from None
 
 
 def make_judge(config: PaperGymConfig | None = None) -> Judge:
@@ -91,9 +134,7 @@ def make_judge(config: PaperGymConfig | None = None) -> Judge:
     config = config or process_config()
     settings = config.reward
     llm = judge_llm_config(config)
-    kind = settings.judge
-    if kind == "auto":
-        kind = "llm" if llm.configured else "offline"
+    kind = judge_kind(config)
     if kind == "offline":
         from papergym.reward.offline import OfflineJudge
 

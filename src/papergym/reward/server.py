@@ -222,6 +222,8 @@ def _log_request(scope: dict[str, Any], record: dict[str, Any], seconds: float) 
     line = f"{who} {scope.get('method', '-')} {scope['path']} {record['status']} {seconds * 1000:.1f} ms"
     if "scored" in record:
         line += f" scored={record['scored']} unscored={record['unscored']}"
+        if record.get("partial"):
+            line += f" partial={record['partial']}"
     if record["status"] == CLIENT_CLOSED:
         line += " (client disconnected: judging cancelled)"
     log.info(line)
@@ -367,7 +369,8 @@ async def scored_when_ready(
     request: Request, readiness: Readiness, work: Callable[[], Coroutine[Any, Any, list[S]]]
 ) -> list[S] | Response:
     """``work()``'s scores once the reward is loaded, cancelled when the client goes away (499);
-    the request's log line gets the scored and unscored counts."""
+    the request's log line gets the scored and unscored counts (and the review reward's partial
+    ones)."""
 
     async def when_ready() -> list[S]:
         await readiness.wait()
@@ -380,6 +383,7 @@ async def scored_when_ready(
     record = request.scope.get("papergym.record", {})
     record["scored"] = sum(1 for s in found if s.scored)
     record["unscored"] = len(found) - record["scored"]
+    record["partial"] = sum(1 for s in found if getattr(s, "partial", False))  # review reward
     return found
 
 

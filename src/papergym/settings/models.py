@@ -97,7 +97,8 @@ class RewardSection(Section):
     or of absolute weights (RaR); each answer's part is then clipped to [0, 1] (a pitfall can
     push it below 0). Rubrics whose weights are all 1 score the same either way."""
     llm_config: Path | None = None
-    """An LLM YAML file for the judge alone (null: the ``llm`` section)."""
+    """An LLM YAML file for the judge alone (null: the ``llm`` section); the command's
+    llm.cache=false and llm.cache_dir apply to it too."""
 
     # before the union is tried, so a bad value is one message at this key, not one per member
     @field_validator("criteria_per_call", mode="before")
@@ -213,6 +214,14 @@ class ReviewSection(Section):
     """Write a meta-review of each paper's reviews (text only: it never sets the score)."""
     paper_concurrency: int = Field(8, ge=1)
     """Papers reviewed at once; LLM calls are bounded by the endpoint's max_concurrency."""
+    max_answer_chars: int = Field(100_000, ge=0)
+    """The review reward cuts a longer text to this many characters before any other work, and
+    flags it answer_truncated (0: no limit); a paper is longer than a plan, hence not
+    reward.max_answer_chars (serve-reward --reward review --max-answer-chars)."""
+    partial: Literal["flag", "unscored"] = "flag"
+    """The review reward of a text scored from fewer reviews than asked (the others
+    unparseable, cut, or their endpoint failed): flag: the mean of the scored reviews, flagged
+    partial with the reason; unscored: no reward (reward.unscored where a number is needed)."""
     baseline: Path | None = None
     """Offline baseline: a coefficients file in place of the shipped one (null: shipped)."""
     resamples: int = Field(2000, ge=10)
@@ -396,8 +405,8 @@ class WriteSection(Section):
     max_sections: int = Field(10, ge=2)
     """Most sections an outline may have."""
     min_references: int = Field(3, ge=0)
-    """An outline must build on at least this many different references (fewer if the .bib has
-    fewer)."""
+    """An outline must build on at least this many different references; ``papergym write``
+    refuses a .bib with fewer usable entries (a key and a title)."""
     section_words: int = Field(500, ge=50)
     """Words asked for per section."""
     abstract_words: int = Field(180, ge=30)

@@ -26,9 +26,9 @@ the defaults. Every command that writes output saves the resolved configuration,
 as `config.yaml` in its output folder (`score`: `NAME.config.yaml` beside its scores; `audit`:
 `audit.config.yaml`, so a build folder's own is kept); `papergym config show` prints it without
 running anything. A build folder also holds `build.yaml`, the settings that decide its output
-(recipe, builder, models, chunk size, leakage judge): a resumed build must match them. A training
-run folder is resumed only when `model`, `lora`, `data`, `seed`, `stages`, the stage sections and
-`reward` are unchanged.
+(recipe, builder, models and where each is served, chunk size, leakage judge): a resumed build
+must match them. A training run folder is resumed only when `model`, `lora`, `data`, `seed`,
+`stages`, the stage sections and `reward` are unchanged.
 
 A positional argument is an override when it looks like `name.sub=value` (lowercase dotted name,
 `=`) and no file of that name exists; anything else is a path.

@@ -12,7 +12,7 @@ from typing import Literal
 
 from papergym.errors import BadInputError
 from papergym.sources.archive import is_archive
-from papergym.sources.files import looks_binary
+from papergym.sources.files import leads_out, looks_binary, refuse_link_out
 
 SourceKind = Literal["folder", "tex", "archive"]
 
@@ -23,6 +23,14 @@ class PaperSource:
 
     path: Path
     kind: SourceKind
+    within: Path | None = None
+    """The folder of papers it was found in (None: named itself): it must not lead out of it."""
+
+    def check_inside(self) -> None:
+        """Refuse a paper that is a link leading out of the folder it was found in (a paper
+        named on the command line is read wherever it is)."""
+        if self.within is not None:
+            refuse_link_out(self.path, self.within)
 
 
 def discover(source: Path) -> list[PaperSource]:
@@ -38,10 +46,12 @@ def discover(source: Path) -> list[PaperSource]:
     children = sorted(p for p in source.iterdir() if not p.name.startswith("."))
     if not children:
         raise BadInputError(source, "empty folder")
-    papers = [PaperSource(p, "folder") for p in children if p.is_dir()]
-    papers += [PaperSource(p, "archive") for p in children if p.is_file() and is_archive(p)]
+    papers = [PaperSource(p, "folder", source) for p in children if p.is_dir()]
+    papers += [PaperSource(p, "archive", source) for p in children if p.is_file() and is_archive(p)]
     papers += [
-        PaperSource(p, "tex") for p in children if p.is_file() and p.suffix.lower() == ".tex"
+        PaperSource(p, "tex", source)
+        for p in children
+        if p.is_file() and p.suffix.lower() == ".tex"
     ]
     if not papers:
         raise BadInputError(source, "no LaTeX sources here: no .tex file, paper folder or archive")
@@ -49,7 +59,10 @@ def discover(source: Path) -> list[PaperSource]:
 
 
 def _has_top_level_tex(folder: Path) -> bool:
-    return any(p.is_file() and p.suffix.lower() == ".tex" for p in folder.iterdir())
+    return any(
+        p.is_file() and p.suffix.lower() == ".tex" and not leads_out(p, folder)
+        for p in folder.iterdir()
+    )
 
 
 def _file_source(path: Path) -> PaperSource:

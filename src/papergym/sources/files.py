@@ -28,6 +28,22 @@ _ENCODINGS = ("utf-8", "cp1252", "latin-1")
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
+def leads_out(path: Path, folder: Path) -> bool:
+    """Whether ``path``, found in ``folder``, is (or passes through) a link to somewhere outside
+    ``folder``. A folder of papers someone else prepared can hold ``leak.txt -> /etc/passwd``:
+    its files are read, and sent to an LLM, only while they stay inside it."""
+    return not path.resolve().is_relative_to(folder.resolve())
+
+
+def refuse_link_out(path: Path, folder: Path) -> None:
+    """A :class:`BadInputError` for ``path`` when it :func:`leads_out` of ``folder``."""
+    if leads_out(path, folder):
+        raise BadInputError(
+            path,
+            f"a link leading out of {folder}; not read (name the file itself to read it)",
+        )
+
+
 def looks_binary(data: bytes) -> bool:
     """Whether ``data`` looks like a binary file rather than text.
 

@@ -226,7 +226,7 @@ def score_papers(
                     words=len(text.split()),
                     score=score.value,
                     rating=score.rating,
-                    reason=score.reason if score.value is None else None,
+                    reason=score.reason,  # a partial score's too: it may name a failure
                     watch_score=seen.value if seen is not None else None,
                 )
             )

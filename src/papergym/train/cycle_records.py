@@ -41,7 +41,7 @@ class Paper(Record):
     """The reward: the reviewer's mean rating scaled to [0, 1]; None when unscored."""
     rating: float | None
     reason: str | None = None
-    """Why the reviewer could not score it."""
+    """Why the reviewer could not score it, or why some of its reviews are missing."""
     watch_score: float | None = None
     """The second reviewer's score in [0, 1] (None: unscored or no watch)."""
 

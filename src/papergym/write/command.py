@@ -46,7 +46,7 @@ from papergym.settings.cli import (
     resolve,
 )
 from papergym.settings.models import PaperGymConfig
-from papergym.sources.bib import read_bib
+from papergym.sources.bib import lost_entries, read_bib
 from papergym.sources.discover import PaperSource, discover
 from papergym.write.data import (
     DROPS_FILE,
@@ -98,7 +98,19 @@ def _jobs(bibs: list[Path], settings: PaperGymConfig, topic: str | None) -> list
     names: Counter[str] = Counter()
     jobs: list[WriteJob] = []
     for bib in bibs:
-        parsed = read_bib(bib)
+        # only the references offered are converted: a 100,000-entry .bib costs seconds
+        parsed = read_bib(
+            bib,
+            limit=settings.write.max_references,
+            minimum=settings.write.min_references,
+            minimum_setting="write.min_references",
+        )
+        if lost := lost_entries(parsed):
+            stderr.print(
+                f"warning: {bib}: {lost}; writing from {parsed.usable} usable references",
+                markup=False,
+                soft_wrap=True,
+            )
         names[bib.stem] += 1
         name = bib.stem if names[bib.stem] == 1 else f"{bib.stem}-{names[bib.stem]}"
         jobs.append(
@@ -149,15 +161,32 @@ async def _write_all(
     return written, drops, failures
 
 
+def _bib_summary(job: WriteJob) -> dict[str, object]:
+    """What a .bib gave and lost, for --json."""
+    parsed = job.parsed
+    return {
+        "bib": str(job.bib),
+        "paper": job.name,
+        "references": parsed.usable,
+        "unparsed_entries": parsed.failed_blocks,
+        "unparsed": [f.described for f in parsed.failures],
+        "untitled": len(parsed.untitled),
+        "duplicates": parsed.duplicates,
+    }
+
+
 def _print_written(written: list[WrittenPaper], drops: list[WriteDrop], out: Path) -> None:
     table = Table(title=f"Written: {out}", title_justify="left")
-    for column in ("paper", "title", "sections", "cited", "simulated numbers", "plan only"):
+    columns = ("paper", "title", "sections", "references", "unparsed", "cited", "simulated numbers")
+    for column in (*columns, "plan only"):
         table.add_column(column, overflow="fold")
     for paper in sorted(written, key=lambda p: p.name):
         table.add_row(
             paper.name,
             paper.title[:60],
             str(len(paper.sections)),
+            str(paper.references),
+            str(paper.unparsed_entries),
             str(len(paper.cited)),
             str(len(paper.simulated_numbers)),
             "yes" if paper.plan_only else "no",
@@ -221,7 +250,7 @@ def write_run(
 
     Writes OUT/<bib name>/paper.tex (citing only keys of the .bib), references.bib (a copy), outline.json, metadata.json (title, sections, keys cited, every simulated number) and the per-step files a rerun resumes from; OUT/drops.jsonl lists papers that could not be written (an outline still invalid after repairs) with the reason. No experiment is run: every number in an experiments, results, discussion or conclusion section, or the abstract, is marked \\simulated{} in the text and listed in the metadata, or with --plan-only those parts are an experiment plan without numbers.
 
-    Exit code 0 when every paper was written or dropped with a reason; 1 when the endpoint failed (run the same command again: finished sections are kept); 2 on bad input (a .bib that does not parse, has no entries or no titled entry; no LLM configured) or when no paper could be written.
+    Exit code 0 when every paper was written or dropped with a reason; 1 when the endpoint failed (run the same command again: finished sections are kept); 2 on bad input (a .bib that does not parse, or holds fewer usable entries, with a key and a title, than write.min_references; no LLM configured) or when no paper could be written. Entries of a .bib that cannot be parsed are left out with a warning naming the first, and counted in metadata.json (unparsed_entries) and the summary.
     """
     paths, overrides = paths_and_overrides(arguments, ".bib files")
     given = [
@@ -253,6 +282,7 @@ def write_run(
             "out": str(out),
             "written": [p.model_dump(mode="json") for p in written],
             "drops": [d.model_dump(mode="json") for d in drops],
+            "bibs": [_bib_summary(job) for job in jobs],
             "failed": failures,
             "usage": llm.tracker.as_dict(),
         }

@@ -168,6 +168,7 @@ def _drop(source: str, reason: str, left_out: int = 0) -> Prepared:
 def prepare_paper(source: PaperSource, settings: WriteSection) -> Prepared:
     """One paper's SFT row and prompt row, or the reason it is dropped."""
     name = str(source.path)
+    source.check_inside()
     with _paper_root(source) as (root, main):
         doc = read_latex_paper(root, main, cite_keys=True)
         refs = references_of(root, main)

@@ -75,8 +75,23 @@ class WrittenPaper(Record):
     plan_only: bool
     model: str
     title: str
-    references: int = Field(description="Usable references in the bibliography.")
+    references: int = Field(
+        description="Usable references in the bibliography (a key and a title); the first "
+        "write.max_references are offered to the model."
+    )
     untitled_dropped: int = Field(description="Bibliography entries dropped for want of a title.")
+    unparsed_entries: int = Field(
+        default=0,
+        description="Bibliography entries that could not be parsed (a missing comma, an unclosed "
+        "brace, no key...), left out: the paper was written without them.",
+    )
+    unparsed: tuple[str, ...] = Field(
+        default=(),
+        description="The first of those entries, each as 'key (line N: reason)'.",
+    )
+    duplicate_entries: int = Field(
+        default=0, description="Bibliography entries repeating an earlier key (the first is kept)."
+    )
     cited: tuple[str, ...] = Field(description="Keys cited in paper.tex, each in the .bib.")
     removed_cites: tuple[str, ...] = Field(
         description="Keys the model cited that the .bib lacks, removed from the text."

@@ -38,3 +38,36 @@ After the faceplate is fixed, power is restored and the switch is tested several
 Local regulations may require that electrical work in kitchens, bathrooms or new construction is done or inspected by a qualified electrician.
 Anyone unsure about the wiring, or who finds aluminium conductors or scorch marks, should stop and call a professional.
 """
+
+
+# Scientific prose written for these tests, a paragraph a string; the tests wrap it at a width.
+SCIENCE = (
+    "Soil moisture controls how much of the rain that falls on a catchment becomes runoff, and "
+    "it is therefore one of the main sources of uncertainty in flood forecasts. Field probes "
+    "measure it precisely but only at a few points, while satellite retrievals cover whole "
+    "regions at a resolution of tens of kilometres and miss the variation within a hillslope. "
+    "In this study we combine the two sources of information in a data assimilation scheme that "
+    "updates the state of a distributed hydrological model every time a new observation "
+    "arrives, weighting each observation by an error estimate that depends on the vegetation "
+    "cover and on the depth of the measurement.",
+    "We evaluate the scheme on three catchments in the upper Danube basin over the years 2012 "
+    "to 2019, holding out the last two years for testing. Compared with the model run without "
+    "assimilation, the updated model reduces the error of the peak discharge by about a fifth "
+    "on average, and the improvement is largest after long dry spells, when the initial soil "
+    "moisture is most uncertain. The gain is smaller in the catchment with the densest forest, "
+    "where the satellite signal is attenuated by the canopy and the error model gives the "
+    "retrievals little weight, so that the probes carry most of the correction.",
+    "These results suggest that the value of satellite soil moisture for flood forecasting "
+    "depends less on the resolution of the product than on a realistic description of its "
+    "errors, and that a small number of well placed probes can make up for much of what the "
+    "retrievals miss under dense vegetation.",
+)
+
+
+def wrapped(paragraphs: tuple[str, ...], width: int, prefix: str = "") -> str:
+    """The paragraphs hard-wrapped at ``width`` characters, a blank line between them."""
+    import textwrap
+
+    return "\n\n".join(
+        textwrap.fill(p, width, initial_indent=prefix, subsequent_indent=prefix) for p in paragraphs
+    )

@@ -93,3 +93,47 @@ def test_a_resumed_build_must_keep_its_settings(tmp_path: Path) -> None:
     assert changed.exit_code == 2
     assert "different configuration (shard_size: 1000 → 10)" in changed.stderr
     assert runner.invoke(app, [*base, "ares.concurrency=3"]).exit_code == 0  # not the output's
+
+
+def test_an_offline_folder_continues_with_an_llm_and_export_says_what_it_holds(
+    tmp_path: Path,
+) -> None:
+    """docs/ares.md's flow: the offline steps first, then the same folder with an LLM; export
+    in between says what the folder holds and what to run next (issue 20, item 20)."""
+    from runner_support import write_corpus
+
+    corpus = write_corpus(tmp_path / "c.jsonl", 4)  # one row too short: 3 kept
+    out = tmp_path / "out"
+    base = ["build", str(corpus), "--recipe", "ares", "-o", str(out), "ares.shard_size=2"]
+    assert runner.invoke(app, base).exit_code == 0
+    export = ["export", str(out), "-f", "verl", "-o", str(tmp_path / "verl")]
+    early = runner.invoke(app, export)
+    assert early.exit_code == 2
+    assert early.stderr.strip().splitlines() == [
+        f"error: {out}: an offline ARES build, no instances yet: of 4 document(s) read, the "
+        "offline steps kept 3 (kept-*.jsonl); writing questions and rubrics needs an LLM: run "
+        f"`papergym build CORPUS --recipe ares -o {out}` again with --base-url and --model (or "
+        "--llm-config), then export"
+    ]
+    with scripted_server() as server:
+        llm = ["--base-url", server.base_url, "--model", "m", "--no-cache", "--json"]
+        continued = runner.invoke(app, [*base, *llm])
+    assert continued.exit_code == 0, continued.output
+    summary = json.loads(continued.stdout)
+    assert (summary["mode"], summary["kept"], summary["resuming"]) == ("llm", 3, True)
+    assert len(read_jsonl(out / "instances.jsonl", Instance)) == 3
+    assert not list(out.glob("kept-*.jsonl"))  # the offline drafts, superseded
+    assert "mode: llm" in (out / "build.yaml").read_text(encoding="utf-8")
+    assert runner.invoke(app, base).exit_code == 2  # LLM → offline would add nothing
+    assert runner.invoke(app, export).exit_code == 0
+
+    with scripted_server() as other:  # the same model name, another server: refused
+        moved = ["--base-url", other.base_url, "--model", "m", "--no-cache", "--json"]
+        refused = runner.invoke(app, [*base, *moved])
+        assert other.request_count == 0
+    assert refused.exit_code == 2 and f"→ {other.base_url.lower()}" in refused.stderr
+
+    (out / "instances.jsonl").unlink()  # as after a run killed before its end
+    unfinished = runner.invoke(app, [*export[:-1], str(tmp_path / "again")])
+    assert unfinished.exit_code == 2
+    assert "an ARES build that has not finished (2 shard(s) done" in unfinished.stderr

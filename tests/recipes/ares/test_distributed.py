@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -70,3 +76,128 @@ def test_the_command_runs_the_datatrove_engine(tmp_path: Path) -> None:
     assert (summary["documents"], summary["kept"], summary["kept_this_run"]) == (6, 5, 5)
     assert sum(int(row["calls"]) for row in summary["usage"]) == calls == 5 * 5
     assert len(instances(tmp_path / "o")) == 5
+
+
+# --- the workers end with the command (issue 20, item 13) ----------------------------------------
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie nobody reaped has ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process under ``pid``, from /proc."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def wait_until(check: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+PARENT = """
+import multiprocessing, os, subprocess, sys, time
+from papergym.recipes.ares.distributed import children_follow
+follower = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]])
+with children_follow(os.getpid()):
+    forked = multiprocessing.get_context("fork").Process(target=time.sleep, args=(120,))
+    forked.start()
+print(follower.pid, forked.pid, flush=True)
+time.sleep(120)
+"""
+FOLLOWER = """
+import os, sys, time
+from pathlib import Path
+from papergym.recipes.ares.distributed import follow
+follow(os.getppid())
+Path(sys.argv[1]).touch()
+time.sleep(120)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_follower_and_a_forked_child_end_with_the_process_they_follow(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    ready = tmp_path / "following"
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, FOLLOWER, str(ready)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert parent.stdout is not None
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        assert len(pids) == 2 and all(alive(p) for p in pids)
+        assert wait_until(ready.exists, 60)
+        parent.send_signal(sig)
+        parent.wait()
+        assert wait_until(lambda: not any(alive(p) for p in pids), 20), "still running"
+    finally:
+        parent.kill()
+        for pid in descendants(parent.pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow  # the workers import PaperGym and MiniLM before their first call
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_killing_the_command_stops_the_datatrove_workers(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """On main the workers went on calling the LLM and writing shards after the command was
+    killed; now every process under the command ends with it, and the next run resumes."""
+    pytest.importorskip("datatrove")
+    from papergym.fakellm import FakeOpenAIServer
+    from papergym.recipes.ares.scripted import AresScript
+
+    corpus = write_corpus(tmp_path / "c.jsonl", 24, short_every=0)
+    out = tmp_path / "out"
+    with FakeOpenAIServer(responder=AresScript(), latency=0.2) as server:
+        command = [
+            sys.executable, "-m", "papergym.cli", "build", str(corpus), "--recipe", "ares",
+            "-o", str(out), "--base-url", server.base_url, "--model", "m", "--no-cache",
+            "ares.engine=datatrove", "ares.tasks=4", "ares.workers=2", "ares.shard_size=2",
+            "ares.concurrency=1",
+        ]  # fmt: skip
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            assert wait_until(lambda: server.request_count >= 8, 300)
+            under = descendants(process.pid)
+            assert len(under) >= 3  # manager, forkserver, workers
+            process.send_signal(sig)
+            process.wait()
+            assert wait_until(lambda: not any(alive(p) for p in under), 10), [
+                p for p in under if alive(p)
+            ]
+            asked = server.request_count
+            records = sorted((out / "progress").glob("*.json"))
+            time.sleep(3)
+            assert server.request_count == asked  # nobody calls the LLM any more
+            assert sorted((out / "progress").glob("*.json")) == records
+        finally:
+            for pid in descendants(process.pid):
+                os.kill(pid, signal.SIGKILL)
+            process.kill()

@@ -19,6 +19,7 @@ from papergym.recipes.ares.output import AresSettings
 from papergym.recipes.ares.record import AresDraft
 from papergym.recipes.ares.runner import AresResult, AresRunner, ProgressHook
 from papergym.recipes.ares.shards import Mode, ShardStore
+from papergym.recipes.output import role_models
 from papergym.records import Instance
 from papergym.settings.models import AresSection, PaperGymConfig
 
@@ -41,14 +42,10 @@ def open_corpus(paths: Sequence[Path], section: AresSection) -> Corpus:
 
 
 def ares_settings(config: PaperGymConfig, mode: Mode) -> AresSettings:
-    """What decides the output: recipe, mode, shard size, columns, the steps' keys, models."""
+    """What decides the output: recipe, mode, shard size, columns, the steps' keys, models and
+    where they are served."""
     section = config.ares
-    models: dict[str, str] = {}
-    if mode == "llm":
-        for role in LLM_ROLES:
-            backend = config.llm.roles.get(role, config.llm.default)
-            if backend is not None:
-                models[role] = f"{backend.backend}:{backend.model}"
+    models, endpoints = role_models(config.llm, LLM_ROLES) if mode == "llm" else ({}, {})
     steps = section.model_dump(mode="json", exclude=set(RUN_KEYS | INPUT_KEYS))
     columns = {
         "text": section.text_column,
@@ -56,7 +53,12 @@ def ares_settings(config: PaperGymConfig, mode: Mode) -> AresSettings:
         "url": section.url_column,
     }
     return AresSettings(
-        mode=mode, shard_size=section.shard_size, columns=columns, steps=steps, models=models
+        mode=mode,
+        shard_size=section.shard_size,
+        columns=columns,
+        steps=steps,
+        models=models,
+        endpoints=endpoints,
     )
 
 

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import stat
 from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -94,9 +97,39 @@ def _is_description(path: Path) -> bool:
     return path.name.lower().split(".")[0] in NOT_DOCUMENTS
 
 
+def _check_regular(path: Path) -> None:
+    """Only a regular file is read: a FIFO never ends or blocks, a device never ends."""
+    if not path.is_file():
+        raise BadInputError(path, "not a regular file")
+
+
+def _check_link(path: Path, root: Path) -> None:
+    """A link in a corpus folder must stay inside it (the LaTeX reader's and archives' rule): a
+    link to ``/etc/passwd`` in a folder of texts is not the user's corpus."""
+    target = path.resolve()
+    if not target.is_relative_to(root):
+        raise BadInputError(
+            path,
+            f"a link leading out of the corpus folder (to {target}); not followed: pass the "
+            "target itself to read it",
+        )
+
+
 def _walk(folder: Path, prefix: str) -> Iterator[Source]:
+    root = folder.resolve()
+    links: list[Path] = []  # linked folders: never walked (their files are read where they are)
     for path in sorted(folder.rglob("*")):
+        if any(link in path.parents for link in links):
+            continue
         name = f"{prefix}/{path.relative_to(folder).as_posix()}"
+        if path.is_symlink():
+            if path.is_dir() or _suffix_kind(path) is not None:
+                _check_link(path, root)
+            if path.is_dir():
+                links.append(path)
+                continue
+        if _suffix_kind(path) is not None and path.exists() and not path.is_dir():
+            _check_regular(path)  # a FIFO or a device named like a corpus file
         if _is_saved_dataset(path):
             yield Source(path, name, "hf")
         elif path.is_file() and not _is_description(path):
@@ -125,6 +158,7 @@ def discover(paths: Sequence[Path]) -> list[Source]:
                 )
             sources.extend(found)
         else:
+            _check_regular(path)
             kind = _suffix_kind(path)
             if kind is None:
                 raise BadInputError(
@@ -322,14 +356,19 @@ class Corpus:
         if wanted is not None and not wanted(start):
             return start + 1
         name = source.name
-        size = source.path.stat().st_size
-        if size > self.max_document_bytes:
+        with _open_binary(source) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            # bounded whatever the size said: a file may grow between the two
+            data = (
+                handle.read(self.max_document_bytes + 1) if size <= self.max_document_bytes else b""
+            )
+        if max(size, len(data)) > self.max_document_bytes:
             limit = _megabytes(self.max_document_bytes)
-            reason = f"file of {_megabytes(size)} over the {limit} limit"
+            reason = f"file of {_megabytes(max(size, len(data)))} over the {limit} limit"
             yield Entry(start, _drop(name, name, reason))
             return start + 1
         try:
-            text = source.path.read_bytes().decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             yield Entry(start, _drop(name, name, f"not UTF-8 text (byte {error.start})"))
             return start + 1
@@ -442,10 +481,27 @@ def _is_textual(kind: Any) -> bool:
     )
 
 
-def _open_binary(source: Source) -> IO[bytes]:
-    if source.path.name.lower().endswith(".gz"):
-        return gzip.open(source.path, "rb")  # type: ignore[return-value]
-    return source.path.open("rb")
+# Opening a FIFO blocks until a writer comes; without blocking it returns at once, and the
+# check on the open handle refuses it (nothing can be swapped in between check and read).
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+@contextmanager
+def _open_binary(source: Source) -> Iterator[IO[bytes]]:
+    """The file, opened for reading only if it is a regular file (BadInputError otherwise)."""
+    try:
+        fd = os.open(source.path, _OPEN_FLAGS)
+    except OSError as error:
+        raise BadInputError(source.path, f"cannot read: {error.strerror or error}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BadInputError(source.path, "not a regular file")
+        os.set_blocking(fd, True)
+        if source.path.name.lower().endswith(".gz"):
+            with gzip.GzipFile(fileobj=handle, mode="rb") as unzipped:
+                yield unzipped  # type: ignore[misc]
+        else:
+            yield handle
 
 
 def _lines(handle: IO[bytes], limit: int) -> Iterator[tuple[int, bytes | None, int]]:

@@ -25,8 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import select
 import shutil
-from collections.abc import Generator, Sequence
+import threading
+import time
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +79,18 @@ def _task_class() -> type[Any]:
         name = "ARES shards"
         type = "PaperGym"
 
-        def __init__(self, paths: Sequence[str], out: str, config_json: str) -> None:
+        def __init__(
+            self, paths: Sequence[str], out: str, config_json: str, command: int | None = None
+        ) -> None:
             super().__init__()
             self.paths = list(paths)
             self.out = out
             self.config_json = config_json  # plain data: the task may run on another node
+            self.command = command  # the local command's pid: the task ends when it ends
 
         def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Generator[Any]:
+            if self.command is not None:
+                follow(self.command)
             result = run_task(self.paths, self.out, self.config_json, rank, world_size)
             self.stat_update("kept", value=result.kept_this_run)
             if data:
@@ -118,15 +128,19 @@ def prepare(paths: Sequence[Path], out: Path, config: PaperGymConfig) -> None:
     record_corpus(out, corpus)
 
 
-def ares_pipeline(paths: Sequence[Path], out: Path, config: PaperGymConfig) -> list[Any]:
+def ares_pipeline(
+    paths: Sequence[Path], out: Path, config: PaperGymConfig, *, command: int | None = None
+) -> list[Any]:
     """The datatrove pipeline of an ARES build: one step, the ARES shards of the task's rank.
 
     Give it to any datatrove executor; ``tasks`` decides how shards are spread (shard k → task
     k mod tasks). Paths are made absolute: a Slurm or Ray task may start in another folder.
+    ``command``: the pid of a local process each task ends with (:func:`follow`); none for
+    Slurm or Ray, whose tasks outlive the launching script on purpose.
     """
     _require_datatrove()
     step = _task_class()(
-        [str(p.resolve()) for p in paths], str(out.resolve()), config.model_dump_json()
+        [str(p.resolve()) for p in paths], str(out.resolve()), config.model_dump_json(), command
     )
     return [step]
 
@@ -138,19 +152,89 @@ def run_datatrove_local(paths: Sequence[Path], out: Path, config: PaperGymConfig
     from datatrove.executor import LocalPipelineExecutor
 
     shutil.rmtree(out / USAGE_FOLDER, ignore_errors=True)
+    command = os.getpid()
     executor = LocalPipelineExecutor(
-        pipeline=ares_pipeline(paths, out, config),
+        pipeline=ares_pipeline(paths, out, config, command=command),
         tasks=config.ares.tasks,
         workers=config.ares.workers,
         logging_dir=str((out / LOGS_FOLDER).resolve()),
         skip_completed=False,
     )
-    executor.run()
+    with children_follow(command):
+        executor.run()
     result = summarise(out, config, ares_mode(config))
     result.usage = merged_usage(out, config) if config.llm.configured else None
     if result.usage is not None:
         result.kept_this_run = _kept_this_run(out)
     return result
+
+
+# --- the workers end with the command ------------------------------------------------------------
+#
+# LocalPipelineExecutor runs the tasks in a multiprocess pool (forkserver workers) beside a
+# manager process forked from the command. Killed by SIGTERM or SIGKILL, the command ends at
+# once and nothing of it can stop them: they went on calling the LLM and writing shards. So each
+# of them follows the command: a thread waits for the command's end (a pidfd on Linux, else a
+# poll) and ends its process at once, as the kill would have ended a single-process build;
+# shard files are written atomically and a shard in flight is done again by the next run.
+
+_FOLLOWING: set[int] = set()  # the pids this process follows already
+_FOLLOWED_BY_CHILDREN: int | None = None  # while set, a process forked from it follows it
+POLL_SECONDS = 0.2
+
+
+def follow(pid: int) -> None:
+    """End this process as soon as process ``pid`` has ended (a daemon thread waits for it)."""
+    if pid == os.getpid() or pid in _FOLLOWING:
+        return  # a task run in the command's own process ends with it anyway
+    _FOLLOWING.add(pid)
+
+    def end_with_it() -> None:
+        wait_for_end(pid)
+        os._exit(1)  # as a kill: no cleanup that could write half a shard
+
+    threading.Thread(target=end_with_it, name=f"follow-{pid}", daemon=True).start()
+
+
+def wait_for_end(pid: int) -> None:
+    """Return once process ``pid`` has ended."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return  # already gone
+    except (AttributeError, OSError):  # no pidfd here (not Linux, an old kernel): poll
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            except PermissionError:
+                pass
+            time.sleep(POLL_SECONDS)
+    try:
+        select.select([handle], [], [])  # readable once the process has ended
+    finally:
+        os.close(handle)
+
+
+def _follow_the_parent() -> None:
+    if _FOLLOWED_BY_CHILDREN is not None and os.getppid() == _FOLLOWED_BY_CHILDREN:
+        follow(_FOLLOWED_BY_CHILDREN)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_follow_the_parent)
+
+
+@contextmanager
+def children_follow(pid: int) -> Iterator[None]:
+    """While inside, processes forked from ``pid`` (datatrove's manager) follow it."""
+    global _FOLLOWED_BY_CHILDREN
+    _FOLLOWED_BY_CHILDREN = pid
+    try:
+        yield
+    finally:
+        _FOLLOWED_BY_CHILDREN = None
 
 
 def _kept_this_run(out: Path) -> int:

@@ -2,7 +2,8 @@
 
 ``build.yaml`` holds :class:`AresSettings` (what decides the output); a folder built with other
 settings is refused naming each key that differs, as for paper builds
-(:mod:`papergym.recipes.output`). ``corpus.json`` holds the corpus files and their sizes: rows
+(:mod:`papergym.recipes.output`), whose rules for the models apply: each role's model and where
+it is served (an earlier release's build.yaml without endpoints resumes without comparing them). ``corpus.json`` holds the corpus files and their sizes: rows
 are numbered by their position in the corpus, so a corpus changed under a build (but for files
 added after the others, or rows appended to the last one) would move rows between shards.
 """
@@ -20,8 +21,8 @@ from papergym import __version__
 from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.recipes.ares.corpus import Corpus
-from papergym.recipes.ares.shards import Mode
-from papergym.recipes.output import SETTINGS_FILE, _differences
+from papergym.recipes.ares.shards import Mode, ShardStore
+from papergym.recipes.output import SETTINGS_FILE, UNRECORDED_BEFORE, _differences, refusal
 from papergym.settings.load import save_config
 from papergym.settings.models import PaperGymConfig
 
@@ -39,12 +40,13 @@ class AresSettings(BaseModel):
     columns: dict[str, str] = {}
     steps: dict[str, Any] = {}  # the ares section's keys that change what the steps do
     models: dict[str, str] = {}  # role → "backend:model"
+    endpoints: dict[str, str] = {}  # role → where that model is served (recipes.output.served_by)
     papergym_version: str = __version__
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self, without: frozenset[str] = frozenset()) -> dict[str, Any]:
         """What must not change under a resumed build. The mode may go from offline to llm: an
         offline folder is the first half of the same build (the offline steps run again, free)."""
-        return self.model_dump(exclude={"papergym_version", "mode"})
+        return self.model_dump(exclude={"papergym_version", "mode", *without})
 
 
 def check_ares_output(out: Path, settings: AresSettings) -> bool:
@@ -61,14 +63,12 @@ def check_ares_output(out: Path, settings: AresSettings) -> bool:
         raise BadInputError(
             out, f"output folder is not empty and holds no ARES build ({SETTINGS_FILE})"
         ) from None
-    differences = _differences(old.identity(), settings.identity())
+    # An offline build used no model: the LLM run that continues it chooses them.
+    without = frozenset({"models", "endpoints"}) if old.mode == "offline" else frozenset()
+    without |= frozenset(key for key in UNRECORDED_BEFORE if key not in previous)
+    differences = _differences(old.identity(without), settings.identity(without))
     if differences:
-        raise BadInputError(
-            out,
-            "output folder holds an ARES build with a different configuration ("
-            + "; ".join(differences)
-            + "); use another folder or the same options",
-        )
+        raise BadInputError(out, refusal("an ARES build", differences))
     if old.mode == "llm" and settings.mode == "offline":
         raise BadInputError(
             out, "output folder holds an LLM build; an offline run would add nothing to it"
@@ -126,3 +126,30 @@ def check_corpus(out: Path, corpus: Corpus) -> None:
 
 def record_corpus(out: Path, corpus: Corpus) -> None:
     write_text_atomic(out / CORPUS_FILE, json.dumps(corpus_sizes(corpus), indent=1))
+
+
+def unfinished_note(out: Path) -> str | None:
+    """What an ARES build folder without ``instances.jsonl`` holds and what to run next (for
+    ``papergym export``); None when ``out`` holds no ARES build."""
+    try:
+        data = yaml.safe_load((out / SETTINGS_FILE).read_text(encoding="utf-8"))
+        settings = AresSettings.model_validate({**data, "papergym_version": ""})
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError, TypeError):
+        return None
+    records = list(ShardStore(out, settings.shard_size).records().values())
+    offline = [r for r in records if r.mode == "offline"]
+    if settings.mode == "offline":
+        read = sum(r.documents for r in offline)
+        kept = sum(r.kept for r in offline)
+        return (
+            f"an offline ARES build, no instances yet: of {read:,} document(s) read, the "
+            f"offline steps kept {kept:,} (kept-*.jsonl); writing questions and rubrics needs "
+            f"an LLM: run `papergym build CORPUS --recipe ares -o {out}` again with --base-url "
+            "and --model (or --llm-config), then export"
+        )
+    done = sum(r.mode == "llm" for r in records)
+    return (
+        f"an ARES build that has not finished ({done} shard(s) done; instances.jsonl is "
+        f"written at the end of a run): run the same `papergym build CORPUS --recipe ares -o "
+        f"{out}` again to finish it, then export"
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from papergym.settings.models import AresSection
 
@@ -21,15 +22,89 @@ STOP_WORDS = frozenset({"the", "be", "to", "of", "and", "that", "have", "with"})
 """Gopher's function words: any real English prose uses a few of them."""
 
 TERMINAL_PUNCTUATION = (".", "!", "?", ":", ";", '"', "'", ")", "”", "’", "»", "。", "！", "？")
-BULLETS = ("•", "●", "▪", "◦", "‣", "-", "*", "–")
+# A bullet glyph, or a dash or star before a space ("**Bold** text" starts no list item).
+_BULLET = re.compile(r"[•●▪◦‣]|[-*+–]\s")
+# What starts a line of its own even inside a paragraph: a bullet, a numbered or lettered list
+# item, a Markdown heading or table row.
+_ITEM = re.compile(_BULLET.pattern + r"|(?:\d{1,3}[.)]|\(?[a-zA-Z0-9]{1,3}\)|#{1,6})\s|\|")
 ELLIPSES = ("...", "…")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _LETTER = re.compile(r"[^\W\d_]")
+_QUOTE_MARKS = re.compile(r"^(?:[ \t]*>)+[ \t]?")
+_MARKDOWN_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^()\s]*(?:\s+\"[^\"]*\")?\)")
+_HEADING_MARKS = re.compile(r"(?m)^#{1,6}(?=\s)")
+_HYPHENATED = re.compile(r"\w-$")
+WRAPPED_LINE = 30
+"""Shortest line taken as hard-wrapped: a paragraph wrapped at 40 to 200 characters (mail at
+72, terminals at 80, PDF extractions at 50 to 130) leaves no shorter line but its last one;
+list items, menu entries and headings are shorter."""
+
+
+@lru_cache(maxsize=16)
+def _quoted_lines(text: str) -> tuple[tuple[int, str], ...]:
+    """Every line as (quote depth, what a reader reads of it): no quote marks, no outer
+    spaces, a Markdown link or image as its text alone (``[text](url)`` → ``text``)."""
+    lines = []
+    for raw in text.splitlines():
+        marks = _QUOTE_MARKS.match(raw)
+        depth = marks.group().count(">") if marks else 0
+        line = (raw[marks.end() :] if marks else raw).strip()
+        lines.append((depth, _MARKDOWN_LINK.sub(r"\1", line) if "](" in line else line))
+    return tuple(lines)
+
+
+@lru_cache(maxsize=16)
+def body_of(text: str) -> str:
+    """The words a reader reads: the text without e-mail quote marks (``> ``), Markdown link
+    targets and heading marks (``## ``), which are markup, not words (a heading mark is no
+    hashtag, a badge's URL no long word)."""
+    return _HEADING_MARKS.sub("", "\n".join(line for _, line in _quoted_lines(text)))
+
+
+def continues(line: str, following: str) -> bool:
+    """Whether ``following`` carries on the sentence ``line`` was cut in by hard wrapping: a
+    long line that does not end a sentence, followed by a line that starts in lower case, with
+    a bracket, or with a digit after a word, and is no list item or heading. A capital does not
+    continue a line: a menu, a list of titles or links, or a table is never joined into one
+    line, so the rules still see its lines (a wrapped sentence cut before a name stays cut,
+    which only costs a prose document a line that does not end in punctuation)."""
+    return (
+        len(line) >= WRAPPED_LINE
+        and not line.endswith(TERMINAL_PUNCTUATION + ELLIPSES)
+        and (
+            following[0].islower()
+            or following[0] == "("
+            or (following[0].isdigit() and line[-1].isalpha())  # not a table's next row
+        )
+        and _ITEM.match(following) is None
+    )
+
+
+@lru_cache(maxsize=16)
+def _logical_lines(text: str) -> tuple[str, ...]:
+    joined: list[str] = []
+    previous: tuple[int, str] | None = None
+    for depth, line in _quoted_lines(text):
+        if not line:
+            previous = None
+            continue
+        if previous is not None and previous[0] == depth and continues(previous[1], line):
+            glue = "" if _HYPHENATED.search(previous[1]) else " "
+            joined[-1] = f"{joined[-1]}{glue}{line}"
+        else:
+            joined.append(line)
+        previous = (depth, line)
+    return tuple(joined)
 
 
 def lines_of(text: str) -> list[str]:
-    """The non-blank lines, stripped."""
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    """The lines the line rules judge: non-blank, stripped, without quote marks, and the lines
+    of a hard-wrapped paragraph joined back where a sentence was cut (:func:`continues`).
+
+    The rules come from web corpora, whose extractors give a paragraph a line; text wrapped at
+    a fixed width (PDF extractions, mail, plain-text files) would otherwise have most of its
+    lines end mid-sentence, and read as a menu to ``punctuated_lines``."""
+    return list(_logical_lines(text))
 
 
 def paragraphs_of(text: str) -> list[str]:
@@ -56,7 +131,7 @@ def duplicate_share(items: Sequence[str]) -> float:
 
 
 def word_count(text: str, limits: AresSection) -> str | None:
-    words = len(text.split())
+    words = len(body_of(text).split())
     if words < limits.min_words:
         return f"min_words: {words} words, fewer than {limits.min_words}"
     if words > limits.max_words:
@@ -65,7 +140,7 @@ def word_count(text: str, limits: AresSection) -> str | None:
 
 
 def mean_word_length(text: str, limits: AresSection) -> str | None:
-    words = text.split()
+    words = body_of(text).split()
     mean = sum(len(w) for w in words) / len(words) if words else 0.0
     if mean < limits.min_mean_word_length:
         return f"mean_word_length: {mean:.1f} characters, below {limits.min_mean_word_length}"
@@ -75,8 +150,9 @@ def mean_word_length(text: str, limits: AresSection) -> str | None:
 
 
 def symbol_ratio(text: str, limits: AresSection) -> str | None:
-    words = max(len(text.split()), 1)
-    symbols = text.count("#") + sum(text.count(e) for e in ELLIPSES)
+    body = body_of(text)
+    words = max(len(body.split()), 1)
+    symbols = body.count("#") + sum(body.count(e) for e in ELLIPSES)
     ratio = symbols / words
     if ratio > limits.max_symbol_word_ratio:
         return (
@@ -86,7 +162,7 @@ def symbol_ratio(text: str, limits: AresSection) -> str | None:
 
 
 def alphabetic_words(text: str, limits: AresSection) -> str | None:
-    words = text.split()
+    words = body_of(text).split()
     ratio = share(sum(bool(_LETTER.search(w)) for w in words), len(words))
     if ratio < limits.min_alpha_words:
         return f"alpha_words: {ratio:.2f} of words hold a letter, below {limits.min_alpha_words}"
@@ -94,7 +170,7 @@ def alphabetic_words(text: str, limits: AresSection) -> str | None:
 
 
 def non_alphabetic_chars(text: str, limits: AresSection) -> str | None:
-    visible = [c for c in text if not c.isspace()]
+    visible = [c for c in body_of(text) if not c.isspace()]
     ratio = share(sum(not c.isalpha() for c in visible), len(visible))
     if ratio > limits.max_non_alpha_chars:
         return f"non_alpha_chars: {ratio:.2f} of characters are not letters, above {limits.max_non_alpha_chars}"
@@ -102,21 +178,21 @@ def non_alphabetic_chars(text: str, limits: AresSection) -> str | None:
 
 
 def stop_words(text: str, limits: AresSection) -> str | None:
-    found = sum(1 for w in text.lower().split() if w.strip(".,;:!?\"'()") in STOP_WORDS)
+    found = sum(1 for w in body_of(text).lower().split() if w.strip(".,;:!?\"'()") in STOP_WORDS)
     if found < limits.min_stop_words:
         return f"stop_words: {found} common function words, fewer than {limits.min_stop_words}"
     return None
 
 
 def placeholder_text(text: str, limits: AresSection) -> str | None:
-    if "lorem ipsum" in text.lower():
+    if "lorem ipsum" in " ".join(body_of(text).lower().split()):  # wrapped between the words too
         return "boilerplate: lorem ipsum placeholder text"
     return None
 
 
 def bullet_lines(text: str, limits: AresSection) -> str | None:
     lines = lines_of(text)
-    ratio = share(sum(line.startswith(BULLETS) for line in lines), len(lines))
+    ratio = share(sum(_BULLET.match(line) is not None for line in lines), len(lines))
     if ratio > limits.max_bullet_lines:
         return f"bullet_lines: {ratio:.2f} of lines are bullets, above {limits.max_bullet_lines}"
     return None

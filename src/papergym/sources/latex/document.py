@@ -126,7 +126,12 @@ def read_latex_paper(
         main = MainFile(main_file.resolve(), "given as the source", flatten(root, main_file))
     else:
         # Regular files only: a FIFO named *.tex would block the first read of it forever.
-        tex_files = sorted(p for p in root.rglob("*.tex") if not _hidden(p, root) and p.is_file())
+        # ... and inside the paper folder: a link to a .tex elsewhere is not part of the paper.
+        tex_files = sorted(
+            p
+            for p in root.rglob("*.tex")
+            if not _hidden(p, root) and p.is_file() and _inside(p, root)
+        )
         if not tex_files:
             raise BadInputError(root, "no .tex file found")
         main = find_main_file(root, tex_files)

@@ -1,0 +1,113 @@
+"""Plausible answers to the rubric judge's prompts (:mod:`papergym.reward.judge`).
+
+The judge lists a chunk's criteria as ``1. ...`` to ``n. ...`` and must answer exactly one
+verdict per id 1..n. A schema-true answer alone does not do: the request's JSON schema does not
+bound the ids (only the judge's own check does), it is absent when a backend sends none
+(``structured_output: none``), and a cue of another prompt quoted in the answer being graded
+("Select the ...", "You are reviewing a paper submitted to ...") sent the request to that
+prompt's answer. So a rubric-judge prompt is recognised by its opening, before any other, and
+answered from the criteria it lists: criterion ``k`` is met when the graded text contains at
+least half of the criterion's key terms (words of five letters or more, compared by their first
+five letters), and the reason names what was found or missed. A pitfall (``[PITFALL] ...``) is
+read the same way: "met" means the text makes the mistake it describes.
+
+Like every answer of :mod:`papergym.fakellm.plausible`, this is a pure function of the request.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from papergym.fakellm.completions import JSONDict
+
+JUDGE_OPENINGS = (
+    "You are grading a research plan against",  # prompts/specific.md, general.md
+    "You are grading an answer against",  # prompts/*_document.md
+)
+"""How the rubric judge's prompts open (``papergym/reward/prompts``)."""
+
+PITFALL_TAG = "[PITFALL] "  # papergym.reward.judge.PITFALL_TAG, as the criteria list shows it
+STEM = 5  # letters compared: "partition" and "partitioned" are one term
+_COUNT = re.compile(r"exactly (\d+) verdicts, one for each criterion_id")
+_WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
+_GENERIC = frozenset(
+    (
+        "about", "above", "after", "again", "against", "answer", "answers", "approach", "before",
+        "being", "between", "clearly", "contains", "could", "describes", "during", "every",
+        "explains", "explicitly", "gives", "includes", "itself", "makes", "mentions", "other",
+        "plans", "proposes", "should", "specifies", "states", "their", "there", "these", "those",
+        "through", "under", "using", "which", "while", "whether", "within", "without", "would",
+    )
+)  # fmt: skip
+
+
+def judge_answer(request: dict[str, Any]) -> JSONDict | None:
+    """The verdicts for a rubric-judge request; ``None`` for any other prompt."""
+    prompt = _first_user_message(request)
+    if not prompt.startswith(JUDGE_OPENINGS):
+        return None
+    found = _COUNT.search(prompt)
+    count = int(found.group(1)) if found else 0
+    criteria, graded = listed_criteria(prompt, count)
+    noun = "plan" if prompt.startswith(JUDGE_OPENINGS[0]) else "answer"
+    terms = _stems(graded)
+    return {
+        "verdicts": [
+            _verdict(number, criteria.get(number, ""), terms, noun)
+            for number in range(1, count + 1)
+        ]
+    }
+
+
+def listed_criteria(prompt: str, count: int) -> tuple[dict[int, str], str]:
+    """(criterion number → its text, the text to grade) of a judge prompt listing ``count``
+    criteria; empty when the list is not there as the judge writes it."""
+    block = re.compile(
+        rf"^Criteria \({count}\):\n((?:\d+\. [^\n]*\n){{{count}}})\n"
+        r"(?:Plan|Answer) to grade:\n<<<\n(.*)\n>>>\s*\Z",
+        re.MULTILINE | re.DOTALL,
+    )
+    for found in block.finditer(prompt):
+        lines = found.group(1).splitlines()
+        numbered = [re.match(r"(\d+)\. (.*)", line) for line in lines]
+        texts = {int(m.group(1)): m.group(2) for m in numbered if m is not None}
+        if sorted(texts) == list(range(1, count + 1)):
+            return texts, found.group(2)
+    return {}, ""
+
+
+def _verdict(number: int, criterion: str, graded: set[str], noun: str) -> JSONDict:
+    wanted = key_terms(criterion.removeprefix(PITFALL_TAG))
+    present = [t for t in wanted if t[:STEM] in graded]
+    missing = [t for t in wanted if t[:STEM] not in graded]
+    met = bool(wanted) and 2 * len(present) >= len(wanted)
+    if met:
+        reason = f"The {noun} covers {', '.join(present[:4])}."
+    elif wanted:
+        reason = f"The {noun} does not address {', '.join(missing[:4])}."
+    else:
+        reason = f"The {noun} gives nothing this criterion could be checked against."
+    return {"criterion_id": number, "reason": reason, "verdict": int(met)}
+
+
+def key_terms(text: str) -> list[str]:
+    """The words of ``text`` that carry its content, in order, each once."""
+    words = [w.lower().strip("-") for w in _WORD.findall(text)]
+    kept = [w for w in words if len(w) >= STEM and w not in _GENERIC]
+    return list(dict.fromkeys(kept))
+
+
+def _stems(text: str) -> set[str]:
+    return {w.lower()[:STEM] for w in _WORD.findall(text) if len(w) >= STEM}
+
+
+def _first_user_message(request: dict[str, Any]) -> str:
+    """The judge's prompt: the first user message (later ones are the LLM layer's repairs)."""
+    for message in request.get("messages") or []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            return str(content or "")
+    return ""
