@@ -86,9 +86,7 @@ class ServerProcess:
 
 
 @contextmanager
-def fake_server(
-    latency: float, log: Path, answers: str, port: int = 0
-) -> Iterator[ServerProcess]:
+def fake_server(latency: float, log: Path, answers: str, port: int = 0) -> Iterator[ServerProcess]:
     """A fresh fake server for one client's run, stopped (and its counts read) at the end.
 
     ``port`` 0 takes a free one; a re-run that should hit the cache passes the earlier server's
