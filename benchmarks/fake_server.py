@@ -29,14 +29,14 @@ SERVER_START_TIMEOUT_S = 60.0
 
 
 class ServerProcess:
-    """``papergym fake-llm --answers ANSWERS`` on a free port, stopped with SIGTERM."""
+    """``papergym fake-llm --answers ANSWERS`` on ``port`` (0: a free one), stopped with SIGTERM."""
 
-    def __init__(self, latency: float, log: Path, answers: str) -> None:
+    def __init__(self, latency: float, log: Path, answers: str, port: int = 0) -> None:
         self._log = log.open("w")
         self.process = subprocess.Popen(
             [
                 *(sys.executable, "-m", "papergym.cli", "fake-llm", "--answers", answers),
-                *("--port", "0", "--latency", str(latency)),
+                *("--port", str(port), "--latency", str(latency)),
             ],
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -86,9 +86,12 @@ class ServerProcess:
 
 
 @contextmanager
-def fake_server(latency: float, log: Path, answers: str) -> Iterator[ServerProcess]:
-    """A fresh fake server for one client's run, stopped (and its counts read) at the end."""
-    server = ServerProcess(latency, log, answers)
+def fake_server(latency: float, log: Path, answers: str, port: int = 0) -> Iterator[ServerProcess]:
+    """A fresh fake server for one client's run, stopped (and its counts read) at the end.
+
+    ``port`` 0 takes a free one; a re-run that should hit the cache passes the earlier server's
+    port, since the cache key holds the endpoint."""
+    server = ServerProcess(latency, log, answers, port)
     try:
         yield server
     finally:

@@ -238,11 +238,12 @@ def measure_cell(latency: float, concurrency: int, requests: int, workdir: Path)
 
     with fake_server(latency, workdir / "server.log", "schema") as server:
         timing, calls = run_loop(run_ours(server, concurrency, cache_path, warmup, batch))
+        ours_url = server.base_url
     ours = Run("ours", requests, timing, server.served - WARMUP, server.max_in_flight, calls)
 
-    with fake_server(
-        latency, workdir / "server.log", "schema"
-    ) as server:  # warm-up prompts are cached too: 0 calls
+    # the same endpoint as ``ours`` (the cache key holds it); warm-up prompts are cached too
+    port = int(ours_url.rsplit(":", 1)[1].split("/")[0])
+    with fake_server(latency, workdir / "server.log", "schema", port) as server:
         timing, calls = run_loop(run_ours(server, concurrency, cache_path, warmup, batch))
     rerun = Run("ours, re-run", requests, timing, server.served, server.max_in_flight, calls)
     return Cell(latency, concurrency, requests, peer, ours, rerun)

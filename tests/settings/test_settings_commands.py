@@ -320,7 +320,7 @@ def test_train_takes_its_config_as_argument_or_with_c(
 ) -> None:
     seen: list[PaperGymConfig] = []
 
-    def stop(config: PaperGymConfig, as_json: bool) -> None:
+    def stop(config: PaperGymConfig, as_json: bool, log_every: int | None = None) -> None:
         seen.append(config)
 
     monkeypatch.setattr("papergym.train.command._run", stop)

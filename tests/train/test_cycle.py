@@ -3,6 +3,7 @@ the first unfinished round, and one-line errors for data from another command.""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from papergym.jsonl import read_jsonl
 from papergym.review.reward import ReviewReward
 from papergym.train.config import TrainConfig
 from papergym.train.cycle import run_cycle
-from papergym.train.cycle_records import Pair, Paper
+from papergym.train.cycle_records import Pair, Paper, round_metrics
 from papergym.train.cycle_reviewers import StructureReviewer
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -53,13 +54,32 @@ def test_two_rounds_train_with_cpo_then_resume_at_the_unfinished_round(
     config = cycle_config(tmp_path, tiny_model, data)
     reviewer = WordCountReviewer()
     told: list[str] = []
+    progress: dict[str, list[tuple[int, int, str, dict[str, Any]]]] = {}
+
+    def phase(name: str, total: int, unit: str) -> Callable[[int, Mapping[str, Any]], None]:
+        seen = progress.setdefault(name, [])
+        return lambda done, values: seen.append((done, total, unit, dict(values)))
+
     summary = run_cycle(
         config,
         ReviewReward(reviewer),
         ReviewReward(StructureReviewer()),
         on_round=lambda n, what: told.append(f"{n}: {what}"),
+        phase=phase,
     )
     run = tmp_path / "run"
+    # each phase of a round reports its progress: papers written, reviewed, training steps
+    assert progress["round 1 writing"] == [(6, 6, "papers", {})]  # both inputs in one batch
+    for name in ("round 1 reviewing", "round 1 reviewing (watch)"):
+        assert [done for done, *_ in progress[name]] == [1, 2, 3, 4, 5, 6]
+    trained_phases = [name for name in progress if name.endswith("training")]
+    assert trained_phases
+    for name in trained_phases:
+        assert [(done, total, unit) for done, total, unit, _ in progress[name]] == [
+            (1, 2, "step"),
+            (2, 2, "step"),
+        ]
+        assert all(isinstance(values["loss"], float) for *_, values in progress[name])
     first, second = summary["rounds"]
     assert first["inputs"] == 2 and first["papers"] == 6  # half of the 4 training inputs
     assert first["pairs"] + first["skipped"] == 2
@@ -266,3 +286,30 @@ def test_the_summary_calls_the_offline_reviewer_a_baseline() -> None:
     console = Console(width=200, record=True)
     console.print(summary_table({"run_dir": "run", "rounds": []}, settings))
     assert "reward: offline baseline, watch: structure" in console.export_text()
+
+
+def test_the_summary_says_why_the_watch_columns_are_empty() -> None:
+    from papergym.settings.models import PaperGymConfig
+    from papergym.train.cycle_command import watch_notes
+
+    settings = PaperGymConfig.model_validate(
+        {"model": {"name_or_path": "tiny"}, "cycle": {"watch": "structure"}}
+    )
+    papers = [
+        Paper(input_id="a", sample=n, text=t, tokens=1, words=1, score=s, rating=s, watch_score=0)
+        for n, (t, s) in enumerate([("x", 0.2), ("y", 0.4), ("z", 0.3)])
+    ]
+    pair = Pair(
+        input_id="a", prompt="p", chosen="y", rejected="x", chosen_score=0.4,
+        rejected_score=0.2, chosen_watch=0.0, rejected_watch=0.0,
+    )  # fmt: skip
+    metrics = {"round": 1, **round_metrics(papers, [pair], [])}
+    assert metrics["watch_spearman"] is None and metrics["watch_pair_agreement"] is None
+
+    notes = watch_notes({"rounds": [metrics]}, settings)
+
+    assert notes[0] == (
+        "round 1: watch ρ -: the watch gave all 3 papers the same score (0.000); "
+        "watch agrees -: all 1 pair(s) tied on the watch"
+    )
+    assert "tiny model writes byte soup" in notes[1]

@@ -81,6 +81,10 @@ def test_grpo_trains_with_the_offline_rubric_reward(
     assert summary["unscored"] == 0
     assert summary["mean_reward"] == sum(r["reward"] for r in records) / 2
     assert summary["mean_completion_length"] > 0
+    # the tiny model writes byte soup: no answer meets a criterion, every group ties at 0
+    assert [r["tied_groups"] for r in records] == [1.0, 1.0]
+    assert (summary["tied_share"], summary["tied_steps"]) == (1.0, 2)
+    assert summary["constant_reward"] == 0.0
     assert (ctx.checkpoints_dir / "checkpoint-2" / "adapter_model.safetensors").is_file()
     # A plain model folder, LoRA merged: the same weights by name as the starting model.
     final = AutoModelForCausalLM.from_pretrained(ctx.final_dir).state_dict()
@@ -92,8 +96,10 @@ def test_grpo_trains_the_adapter_and_leaves_the_base_weights(
 ) -> None:
     ctx = grpo_context(make_context, learning_rate=1e-2, num_generations=4)
 
-    run_grpo(ctx, reward=RubricReward(HashJudge()))
+    summary = run_grpo(ctx, reward=RubricReward(HashJudge()))
 
+    # rewards that vary within a group: a learning signal, and the summary says so
+    assert summary["tied_share"] < 0.5 and summary["constant_reward"] is None
     adapter_dir = ctx.checkpoints_dir / "checkpoint-2"
     adapter = load_file(adapter_dir / "adapter_model.safetensors")
     lora_b = [t for name, t in adapter.items() if "lora_B" in name]
@@ -136,6 +142,8 @@ def test_unscored_answers_count_as_unscored_not_zero(make_context: ContextFactor
     assert [r["unscored"] for r in records] == [completions_per_step] * 2
     assert all(r["reward"] is None for r in records)  # no mean of nothing, and never 0
     assert all(r["loss"] == 0.0 for r in records)  # zero advantage: no policy-gradient push
+    assert [r["tied_groups"] for r in records] == [1.0, 1.0]  # no scored answer: no signal
+    assert summary["tied_share"] == 1.0 and summary["constant_reward"] is None
     assert summary["unscored"] == 2 * completions_per_step
     assert summary["mean_reward"] is None and summary["last_reward"] is None
 

@@ -39,6 +39,11 @@ def test_opsd_from_the_command_line_then_resume(tmp_path: Path, build_dir: Path)
     summary = json.loads(result.stdout)
     assert summary["final_model"] == str(run / "1-opsd" / "final")
     assert summary["stages"][0]["steps"] == 2
+    # off a terminal, progress is a plain line per step on stderr (the JSON stays clean)
+    steps = [line for line in result.stderr.splitlines() if line.startswith("opsd: step")]
+    assert [line.split(" · ")[:2][0] for line in steps] == ["opsd: step 1/2", "opsd: step 2/2"]
+    assert all(" · loss " in line and " elapsed" in line for line in steps)
+    assert "ETA" in steps[0]
     records = [json.loads(x) for x in (run / "1-opsd" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records] == [1, 2]
 
@@ -88,3 +93,25 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, extra: list[str], mess
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "r").exists()
+
+
+def test_a_grpo_run_whose_groups_all_tie_warns_that_it_learned_nothing(
+    tmp_path: Path, build_dir: Path
+) -> None:
+    args = ["train", "grpo", str(CONFIGS / "tiny-cpu.yaml"), "--data", str(build_dir)]
+    args += ["-o", str(tmp_path / "run"), "--log-every", "1", "grpo.steps=2"]
+    args += ["grpo.num_generations=2", "grpo.max_completion_length=8", "grpo.save_every=2"]
+    args += ["model.tiny.answer_tokens=4", "eval.steps=0", "eval.final=false"]
+
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert any(line.startswith("grpo: step 1/2 · ") for line in lines)
+    assert any("tied groups 100%" in line for line in lines)
+    per_step = [line for line in lines if line.startswith("grpo: warning: step")]
+    assert [line.split(": ")[2] for line in per_step] == ["step 1", "step 2"]
+    (final,) = [line for line in lines if line.startswith("grpo: warning: 100% of the groups")]
+    assert "(in 2 of 2 steps all of them)" in final and "grpo learned nothing" in final
+    assert "every answer scored 0 (no rubric criterion met)" in final
+    assert "tied groups" in result.stdout and "100%" in result.stdout

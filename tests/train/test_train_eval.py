@@ -267,7 +267,10 @@ def test_a_run_without_a_held_out_split_says_it_skips_the_eval(
     args += ["opsd.micro_batch_size=2", "opsd.max_new_tokens=4", "opsd.save_every=1"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "eval: no held-out split (data.test_fraction=0.2 held out no paper)" in result.stderr
+    assert (
+        "eval: no held-out split (data.test_fraction=0.2 held out no paper of the 2 in the "
+        "build): no evaluation during or after training"
+    ) in result.stderr
     assert "eval" not in json.loads(result.stdout)
     assert not (run / "eval").exists()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
@@ -142,3 +142,36 @@ def _finite(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+class StepHookCallback(TrainerCallback):
+    """Hands each trainer log to a hook made when training starts, for trainers without a
+    metrics file (the cycle's rounds): ``make_hook(max_steps)`` is called at
+    ``on_train_begin``, then the hook sees ``(global_step, log)`` at each log but the
+    end-of-training one."""
+
+    def __init__(self, make_hook: Callable[[int], Callable[[int, dict[str, Any]], None]]) -> None:
+        self.make_hook = make_hook
+        self._hook: Callable[[int, dict[str, Any]], None] | None = None
+
+    def on_train_begin(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        **kwargs: Any,
+    ) -> None:
+        if state.is_world_process_zero:
+            self._hook = self.make_hook(state.max_steps)
+
+    def on_log(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        logs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if self._hook is None or not logs or _END_OF_TRAINING in logs:
+            return
+        self._hook(state.global_step, logs)

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from papergym.cli.common import (
@@ -24,6 +23,8 @@ from papergym.records import Instance
 from papergym.settings.load import is_override
 from papergym.train.config import StageName, TrainConfig, load_config
 from papergym.train.cycle_command import cycle_command
+from papergym.train.grpo_signal import TIED_WARNING
+from papergym.train.progress import LogEveryOption, ProgressReport
 from papergym.train.run import StageContext, StageRunner, StepHook, run_pipeline
 
 train_app = typer.Typer(
@@ -82,35 +83,27 @@ OutputOption = Annotated[
 ]
 
 
-def stage_runners(progress: Progress | None = None) -> dict[StageName, StageRunner]:
-    """Each stage's trainer, imported on use (TRL is slow to import and OPSD needs none of it)."""
+def stage_runners(report: ProgressReport | None = None) -> dict[StageName, StageRunner]:
+    """Each stage's trainer, imported on use (TRL is slow to import and OPSD needs none of it);
+    with ``report``, each shows its steps (loss, reward, ETA) through it."""
 
-    def hook(stage: StageName, total: int, shown: str) -> StepHook | None:
-        if progress is None:
-            return None
-        task = progress.add_task(stage, total=total)
-
-        def advance(step: int, values: dict[str, Any]) -> None:
-            value = values.get(shown)
-            label = f"{stage} {shown} {value:.4f}" if isinstance(value, float) else stage
-            progress.update(task, completed=step, description=label)
-
-        return advance
+    def hook(stage: StageName, total: int) -> StepHook | None:
+        return report.phase(stage, total) if report is not None else None
 
     def opsd(ctx: StageContext) -> dict[str, Any]:
         from papergym.train.opsd import run_opsd
 
-        return run_opsd(ctx, on_step=hook("opsd", ctx.config.opsd.steps, "loss"))
+        return run_opsd(ctx, on_step=hook("opsd", ctx.config.opsd.steps))
 
     def grpo(ctx: StageContext) -> dict[str, Any]:
         from papergym.train.grpo import run_grpo
 
-        return run_grpo(ctx, on_step=hook("grpo", ctx.config.grpo.steps, "reward"))
+        return run_grpo(ctx, on_step=hook("grpo", ctx.config.grpo.steps))
 
     def sft(ctx: StageContext) -> dict[str, Any]:
         from papergym.train.sft import run_sft
 
-        return run_sft(ctx, on_step=hook("sft", ctx.config.sft.steps, "loss"))
+        return run_sft(ctx, on_step=hook("sft", ctx.config.sft.steps))
 
     return {"opsd": opsd, "grpo": grpo, "sft": sft}
 
@@ -157,8 +150,10 @@ def quiet_libraries() -> None:
     """
     import warnings
 
+    import datasets
     from transformers.utils import logging as hf_logging
 
+    datasets.disable_progress_bars()  # TRL maps a stage's few rows: no bar worth showing
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
     warnings.filterwarnings(
@@ -166,26 +161,21 @@ def quiet_libraries() -> None:
     )
 
 
-def _run(config: TrainConfig, as_json: bool) -> None:
+def _run(config: TrainConfig, as_json: bool, log_every: int | None = None) -> None:
     quiet_libraries()
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr,
-        transient=True,
-        disable=as_json or not stderr.is_terminal,
-    ) as progress:
+    live = not as_json and stderr.is_terminal
+    with ProgressReport(stderr, live=live, every=log_every) as report:
 
         def announce(stage: StageName, what: str) -> None:
-            stderr.print(f"{stage}: {what}", highlight=False)
+            report.say(f"{stage}: {what}")
 
         held_out = _held_out(config)
-        result = run_pipeline(config, stage_runners(progress), on_stage=announce)
+        result = run_pipeline(config, stage_runners(report), on_stage=announce)
     if not as_json:
         stdout.print(_summary_table(result))
         stdout.print(f"final model: {result['final_model']}")
+    for warning in learning_signal_warnings(result):
+        stderr.print(warning, highlight=False, markup=False, soft_wrap=True)
     evaluated = _final_eval(config, result, held_out, as_json)
     if as_json:
         if evaluated is not None:
@@ -193,21 +183,51 @@ def _run(config: TrainConfig, as_json: bool) -> None:
         stdout.print_json(json.dumps(result, default=float))
 
 
+def learning_signal_warnings(result: dict[str, Any]) -> list[str]:
+    """One warning per GRPO stage whose groups mostly tied (no spread, zero advantage), with
+    the likely reason when every reward was the same number."""
+    warnings = []
+    for stage in result["stages"]:
+        share = stage.get("tied_share")
+        if not isinstance(share, int | float) or share < TIED_WARNING:
+            continue
+        steps = stage.get("steps")
+        tied = stage.get("tied_steps")
+        why = ""
+        constant = stage.get("constant_reward")
+        if isinstance(constant, int | float):
+            why = (
+                f"; every answer scored {constant:.3g}"
+                + (" (no rubric criterion met)" if constant == 0 else "")
+                + ": the policy's answers must differ in what the reward sees"
+            )
+        warnings.append(
+            f"{stage['stage']}: warning: {share:.0%} of the groups tied, every answer scoring the "
+            f"same (in {tied} of {steps} steps all of them): their advantages are 0, so "
+            f"{stage['stage']} learned {'nothing' if share >= 1 else 'little'}{why}"
+        )
+    return warnings
+
+
 def _held_out(config: TrainConfig) -> list[Instance]:
     """The held-out instances (data.test_fraction) both evaluations use; says on stderr when
     an evaluation is asked for and there are none."""
     from papergym.train.data import load_instances
 
-    held_out = load_instances(config.data).get("test", [])
+    splits = load_instances(config.data)
+    held_out = splits.get("test", [])
     if not held_out and (config.eval.steps or config.eval.final):
+        papers = len({item.paper_id for item in splits["train"]})
         why = (
             "data.test_fraction is not set"
             if config.data.test_fraction is None
-            else f"data.test_fraction={config.data.test_fraction} held out no paper"
+            else f"data.test_fraction={config.data.test_fraction} held out no paper of the "
+            f"{papers} in the build"
         )
         stderr.print(
             f"eval: no held-out split ({why}): no evaluation during or after training",
             highlight=False,
+            soft_wrap=True,  # one line, however narrow the terminal or log
         )
     return held_out
 
@@ -243,16 +263,19 @@ def _final_eval(
 
 def _summary_table(result: dict[str, Any]) -> Table:
     table = Table(title=f"Training run {result['run_dir']}")
-    for column in ("stage", "steps", "loss", "reward", "seconds", "resumed from", "final model"):
+    columns = ("stage", "steps", "loss", "reward", "tied groups", "seconds", "resumed from")
+    for column in (*columns, "final model"):
         table.add_column(column)
     for stage in result["stages"]:
         loss = stage.get("last_loss", stage.get("train_loss"))
         reward = stage.get("mean_reward")
+        tied = stage.get("tied_share")
         table.add_row(
             str(stage["stage"]),
             _fmt(stage.get("steps")),
             _fmt(loss),
             _fmt(reward),
+            f"{tied:.0%}" if isinstance(tied, int | float) else "-",
             _fmt(stage.get("seconds")),
             str(stage.get("resumed_from") or "-"),
             str(stage.get("final_model", "")),
@@ -288,10 +311,11 @@ def _training_command(name: str, stage: StageName | None, summary: str) -> None:
         data: DataOption = None,
         output: OutputOption = None,
         as_json: JsonOption = False,
+        log_every: LogEveryOption = None,
         debug: DebugOption = False,
     ) -> None:
         path, extra = config_path(config, config_file, overrides)
-        _run(_config(path, extra, data, output, stage), as_json)
+        _run(_config(path, extra, data, output, stage), as_json, log_every)
 
     command.__doc__ = summary + EVAL_HELP
     train_app.command(name)(command)

@@ -34,6 +34,7 @@ of the configuration is refused.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import shutil
 import time
@@ -58,11 +59,15 @@ from papergym.train.cycle_records import (
     select_pair,
 )
 from papergym.train.cycle_reviewers import PaperScorer
+from papergym.train.progress import PhaseHook
 from papergym.train.settings import CycleSettings
 
 PREPARE_KIND = "write-prepare"
 RoundHook = Callable[[int, str], None]
 """Told ``(round, what is happening)``: the command prints it."""
+PhaseFactory = Callable[[str, int, str], PhaseHook]
+"""``(name, total, unit)`` → the hook a phase of a round reports its progress to
+(:meth:`papergym.train.progress.ProgressReport.phase`)."""
 
 
 # --- data --------------------------------------------------------------------------------------
@@ -106,9 +111,11 @@ def generate_papers(
     dtype: str = "auto",
     system_prompt: str | None = None,
     samples: int | None = None,
+    on_batch: PhaseHook | None = None,
 ) -> list[list[tuple[str, int]]]:
     """``samples`` papers (default ``cycle.samples``) per input from the policy at
-    ``model_path``, as ``(text, tokens)``, batched ``generation_batch_size`` inputs a call."""
+    ``model_path``, as ``(text, tokens)``, batched ``generation_batch_size`` inputs a call;
+    ``on_batch`` is told the papers written so far after each call."""
     from papergym.train.models import load_model, load_tokenizer
     from papergym.train.opsd import encode_prompts, left_pad, stop_token_ids
 
@@ -140,6 +147,8 @@ def generate_papers(
             for row in range(len(batch)):
                 group = completions[row * count : (row + 1) * count]
                 papers.append([_decoded(tokenizer, c, stops) for c in group])
+            if on_batch is not None:
+                on_batch(len(papers) * count, {})
     return papers
 
 
@@ -187,11 +196,22 @@ def score_papers(
     generated: Sequence[Sequence[tuple[str, int]]],
     reward: PaperScorer,
     watch: PaperScorer | None,
+    phase: PhaseFactory | None = None,
+    name: str = "reviewing",
 ) -> list[Paper]:
-    """Every generated paper with the reward's score and, when there is a watch, its score."""
+    """Every generated paper with the reward's score and, when there is a watch, its score;
+    ``phase`` gets the progress of each reviewer (``name``, ``name`` + " (watch)")."""
     texts = [text for group in generated for text, _ in group]
-    scores = runner.run(_score_all(reward, texts))
-    watched = runner.run(_score_all(watch, texts)) if watch is not None else [None] * len(texts)
+
+    def hook(label: str) -> PhaseHook | None:
+        return phase(label, len(texts), "papers") if phase is not None else None
+
+    scores = runner.run(_score_all(reward, texts, hook(name)))
+    watched = (
+        runner.run(_score_all(watch, texts, hook(f"{name} (watch)")))
+        if watch is not None
+        else [None] * len(texts)
+    )
     papers: list[Paper] = []
     index = 0
     for item, group in zip(inputs, generated, strict=True):
@@ -214,9 +234,24 @@ def score_papers(
     return papers
 
 
-async def _score_all(scorer: PaperScorer | None, texts: Sequence[str]) -> list[Any]:
+async def _score_all(
+    scorer: PaperScorer | None, texts: Sequence[str], on_scored: PhaseHook | None = None
+) -> list[Any]:
+    """The scores of ``texts``, reviewed concurrently (the scorer bounds how many at once);
+    ``on_scored`` is told the count done as each one finishes."""
     assert scorer is not None
-    return list(await scorer.ascore_many(texts))
+    if on_scored is None:
+        return list(await scorer.ascore_many(texts))
+    done = 0
+
+    async def one(text: str) -> Any:
+        nonlocal done
+        (score,) = await scorer.ascore_many([text])
+        done += 1
+        on_scored(done, {})
+        return score
+
+    return list(await asyncio.gather(*(one(text) for text in texts)))
 
 
 def pairs_of(
@@ -235,11 +270,20 @@ def pairs_of(
 
 
 def train_round(
-    config: PaperGymConfig, init_model: str, pairs: Sequence[Pair], round_dir: Path, seed: int
+    config: PaperGymConfig,
+    init_model: str,
+    pairs: Sequence[Pair],
+    round_dir: Path,
+    seed: int,
+    phase: Callable[[int], PhaseHook] | None = None,
 ) -> dict[str, Any]:
-    """Train one round on ``pairs`` from ``init_model``; save merged weights to round/final."""
+    """Train one round on ``pairs`` from ``init_model``; save merged weights to round/final.
+
+    ``phase`` is given the number of optimiser steps when training starts and returns the
+    hook each step's logged values (loss...) go to."""
     from datasets import Dataset
 
+    from papergym.train.callbacks import StepHookCallback
     from papergym.train.models import load_model, load_tokenizer, lora_config, save_merged
 
     settings = config.cycle
@@ -252,6 +296,7 @@ def train_round(
         "model": load_model(init_model, config.model.dtype),
         "processing_class": tokenizer,
         "peft_config": lora_config(config.lora) if config.lora.enabled else None,
+        "callbacks": [StepHookCallback(phase)] if phase is not None else [],
     }
     if settings.loss == "sft":
         from trl.trainer.sft_config import SFTConfig
@@ -349,8 +394,12 @@ def run_cycle(
     reward: PaperScorer,
     watch: PaperScorer | None,
     on_round: RoundHook | None = None,
+    phase: PhaseFactory | None = None,
 ) -> dict[str, Any]:
-    """Run ``cycle.rounds`` rounds (skipping finished ones); returns the run summary."""
+    """Run ``cycle.rounds`` rounds (skipping finished ones); returns the run summary.
+
+    ``on_round`` hears what each round is doing; ``phase`` gets the progress within it:
+    papers written, papers reviewed, training steps."""
     from papergym.train.models import resolve_model_path
     from papergym.train.run import prepare_run_dir
 
@@ -377,7 +426,7 @@ def run_cycle(
             else:
                 chosen = [by_id[i] for i in ids]
                 metrics = play_round(
-                    config, runner, number, folder, current, chosen, reward, watch, on_round
+                    config, runner, number, folder, current, chosen, reward, watch, on_round, phase
                 )
             rounds.append(metrics)
             current = metrics["model"]
@@ -436,6 +485,7 @@ def play_round(
     reward: PaperScorer,
     watch: PaperScorer | None,
     on_round: RoundHook | None,
+    phase: PhaseFactory | None = None,
 ) -> dict[str, Any]:
     """One round: sample, review, pair, train; ``metrics.json`` is written last."""
     started = time.perf_counter()
@@ -460,9 +510,12 @@ def play_round(
             seed=config.seed * 1000 + number,
             dtype=config.model.dtype,
             system_prompt=config.data.system_prompt,
+            on_batch=_phase(phase, f"round {number} writing", len(inputs) * config.cycle.samples),
         )
         _tell(on_round, number, "reviewing")
-        papers = score_papers(runner, inputs, generated, reward, watch)
+        papers = score_papers(
+            runner, inputs, generated, reward, watch, phase, f"round {number} reviewing"
+        )
         if failed := [p.reason for p in papers if p.reason and endpoint_failed(p.reason)]:
             raise ReviewerUnreachable(number, failed)  # not unscored: never saved as a result
         write_jsonl(papers_file, papers)
@@ -477,7 +530,13 @@ def play_round(
     }
     if pairs:
         _tell(on_round, number, f"training on {len(pairs)} pairs ({config.cycle.loss})")
-        metrics.update(train_round(config, current, pairs, folder, config.seed * 1000 + number))
+        training = (
+            functools.partial(_training_phase, phase, f"round {number} training")
+            if phase is not None
+            else None
+        )
+        seed = config.seed * 1000 + number
+        metrics.update(train_round(config, current, pairs, folder, seed, training))
         metrics["model"] = str(folder / "final")
     else:
         _tell(on_round, number, "no pair to train on; the weights stay as they were")
@@ -486,6 +545,14 @@ def play_round(
     metrics["seconds"] = round(time.perf_counter() - started, 1)
     write_text_atomic(folder / "metrics.json", json.dumps(metrics, indent=1, default=float))
     return metrics
+
+
+def _training_phase(phase: PhaseFactory, name: str, total: int) -> PhaseHook:
+    return phase(name, total, "step")
+
+
+def _phase(phase: PhaseFactory | None, name: str, total: int) -> PhaseHook | None:
+    return phase(name, total, "papers") if phase is not None else None
 
 
 def _tell(hook: RoundHook | None, number: int, what: str) -> None:

@@ -19,6 +19,7 @@ from papergym.cli.common import (
 )
 from papergym.settings.load import flag
 from papergym.settings.models import PaperGymConfig
+from papergym.train.progress import LogEveryOption, ProgressReport
 
 
 def cycle(
@@ -63,6 +64,7 @@ def cycle(
         ),
     ] = None,
     as_json: JsonOption = False,
+    log_every: LogEveryOption = None,
     debug: DebugOption = False,
 ) -> None:
     """CycleResearcher's training: per round, write `cycle.samples` papers (T = cycle.temperature)
@@ -93,16 +95,15 @@ def cycle(
     reward = build_scorer(settings.cycle.reviewer, settings)
     watch = None if settings.cycle.watch == "none" else build_scorer(settings.cycle.watch, settings)
     quiet_libraries()
-    import datasets
-
-    datasets.disable_progress_bars()  # TRL maps each round's few pairs: no bar worth showing
-
-    def announce(number: int, what: str) -> None:
-        if not as_json:
-            stderr.print(f"round {number}: {what}", highlight=False)
-
+    live = not as_json and stderr.is_terminal
     try:
-        summary = run_cycle(settings, reward, watch, on_round=announce)
+        with ProgressReport(stderr, live=live, every=log_every) as report:
+
+            def announce(number: int, what: str) -> None:
+                if not as_json:
+                    report.say(f"round {number}: {what}")
+
+            summary = run_cycle(settings, reward, watch, on_round=announce, phase=report.phase)
     except ReviewerUnreachable as failure:
         exit_unfinished(
             failure.reasons,
@@ -113,6 +114,8 @@ def cycle(
         stdout.print_json(json.dumps(summary, default=float))
         return
     stdout.print(summary_table(summary, settings))
+    for note in watch_notes(summary, settings):
+        stdout.print(note, highlight=False, markup=False, soft_wrap=True)
     papers = sum(r["papers"] for r in summary["rounds"])
     for scorer in (reward, watch):
         client = getattr(getattr(scorer, "reviewer", None), "llm", None)
@@ -121,6 +124,35 @@ def cycle(
 
             stdout.print(usage_table(client.tracker, per=("paper", max(1, papers))))
     stdout.print(f"final model: {summary['final_model']}")
+
+
+def watch_notes(summary: dict[str, Any], settings: PaperGymConfig) -> list[str]:
+    """Why a round's watch columns are empty (``-``), one line per round that has one."""
+    if settings.cycle.watch == "none":
+        return ["watch: none (cycle.watch=none): the watch columns stay empty"]
+    notes = []
+    for m in summary["rounds"]:
+        reasons = [
+            f"{column} -: {why}"
+            for column, value, why in (
+                ("watch ρ", m.get("watch_spearman"), m.get("watch_spearman_why")),
+                ("watch agrees", m.get("watch_pair_agreement"), m.get("watch_agreement_why")),
+            )
+            if value is None and why
+        ]
+        if reasons:
+            notes.append(f"round {m['round']}: " + "; ".join(reasons))
+    if notes and settings.cycle.watch == "structure" and _all_watch_scores_zero(summary):
+        tiny = " (the in-process tiny model writes byte soup)"
+        notes.append(
+            "the structure watch found no section heading and no citation in any paper: the "
+            f"policy does not write papers yet{tiny if settings.model.name_or_path == 'tiny' else ''}"
+        )
+    return notes
+
+
+def _all_watch_scores_zero(summary: dict[str, Any]) -> bool:
+    return all(m.get("watch_mean_score") in (0, None) for m in summary["rounds"])
 
 
 def _reviewer_label(name: str) -> str:

@@ -150,11 +150,40 @@ def watch_agreement(papers: Sequence[Paper], pairs: Sequence[Pair]) -> dict[str,
     return {
         "watch_papers": len(both),
         "watch_spearman": rho,
+        "watch_spearman_why": None if rho is not None else _no_rho_why(papers, both),
         "watch_pairs": len(judged),
         "watch_pair_ties": ties,
         "watch_pair_agreement": agree / decided if decided else None,
+        "watch_agreement_why": None if decided else _no_agreement_why(pairs, judged, ties),
         "watch_mean_score": _mean([p.watch_score for p in both]),  # type: ignore[misc]
     }
+
+
+def _no_rho_why(papers: Sequence[Paper], both: Sequence[Paper]) -> str:
+    """Why Spearman's ρ of the reward and the watch is undefined this round."""
+    if not any(p.watch_score is not None for p in papers):
+        return "the watch scored no paper"
+    if len(both) < 3:
+        return f"{len(both)} paper(s) scored by both reviewers, 3 needed"
+    for name, values in (
+        ("the watch", {p.watch_score for p in both}),
+        ("the reward", {p.score for p in both}),
+    ):
+        if len(values) == 1:
+            (value,) = values
+            return f"{name} gave all {len(both)} papers the same score ({value:.3f})"
+    return "undefined"
+
+
+def _no_agreement_why(
+    pairs: Sequence[Pair], judged: Sequence[tuple[float | None, float | None]], ties: int
+) -> str:
+    """Why no pair can tell whether the watch agrees with the reward this round."""
+    if not pairs:
+        return "no pair this round"
+    if not judged:
+        return f"the watch could not score both papers of any of the {len(pairs)} pair(s)"
+    return f"all {ties} pair(s) tied on the watch"
 
 
 def round_metrics(

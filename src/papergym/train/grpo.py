@@ -20,7 +20,7 @@ group mean and standard deviation and gives it a zero advantage, so it neither h
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +31,10 @@ from trl.trainer.grpo_trainer import GRPOTrainer
 
 from papergym.reward.reward import RubricReward
 from papergym.reward.runtime import make_reward, set_shared_reward
-from papergym.reward.trl import rubric_reward
+from papergym.reward.trl import rubric_reward as trl_rubric_reward
 from papergym.train.callbacks import MetricsCallback
 from papergym.train.config import TrainConfig
+from papergym.train.grpo_signal import TIED_KEY, signal_summary, tied_share
 from papergym.train.run import StageContext, StepHook
 from papergym.train.trl_stage import (
     eval_callbacks,
@@ -51,11 +52,14 @@ GRPO_METRICS = {
     "rubric/specific_mean": "reward_specific",
     "rubric/general_mean": "reward_general",
     "rubric/unscored": "unscored",
+    f"rubric/{TIED_KEY}": TIED_KEY,
     "completions/mean_length": "completion_length",
     "step_time": "step_seconds",
 }
 """TRL's names → ours in ``metrics.jsonl`` (OPSD's where it logs the same thing). ``reward``,
-``kl``, ``loss`` and ``learning_rate`` keep TRL's names;
+``kl``, ``loss`` and ``learning_rate`` keep TRL's names; ``tied_groups`` is the step's share of
+groups without reward spread (:mod:`papergym.train.grpo_signal`; TRL's own ``frac_reward_zero_std``
+is kept beside it, and undercounts);
 ``tokens_per_second`` counts prompt plus completion tokens of the sampled answers (TRL's
 ``num_tokens``) per wall second of the whole step: generation, judging and the update."""
 
@@ -89,11 +93,34 @@ def grpo_trainer(ctx: StageContext, callbacks: Sequence[TrainerCallback] = ()) -
     """The ``GRPOTrainer`` for this stage: model, tokenizer, data, reward function, LoRA."""
     trainer = GRPOTrainer(
         **trainer_inputs(ctx, callbacks),
-        reward_funcs=[rubric_reward],
+        reward_funcs=[grouped_rubric_reward(ctx.config.grpo.num_generations)],
         args=grpo_config(ctx),
         train_dataset=Dataset.from_list(ctx.rows["train"]),
     )
     return without_console_logs(trainer)
+
+
+def grouped_rubric_reward(group_size: int) -> Callable[..., list[float | None]]:
+    """The rubric reward function TRL calls, which also logs the share of tied groups
+    (``rubric/tied_groups``) among the ``group_size`` answers of each question.
+
+    TRL lays each question's answers out consecutively, and every batch a process judges holds
+    whole groups (its batch is a multiple of ``num_generations``), so consecutive runs of
+    ``group_size`` are the groups.
+    """
+
+    def rubric_reward(
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        log_metric: Callable[[str, float], None] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        rewards = trl_rubric_reward(prompts, completions, log_metric=log_metric, **kwargs)
+        if log_metric is not None:
+            log_metric(f"rubric/{TIED_KEY}", tied_share(rewards, group_size))
+        return rewards
+
+    return rubric_reward
 
 
 def grpo_config(ctx: StageContext) -> GRPOConfig:
@@ -123,7 +150,8 @@ def build_reward(config: TrainConfig) -> RubricReward:
 
 
 def grpo_summary(ctx: StageContext, steps: int, resumed: Path | None) -> dict[str, Any]:
-    """The common summary plus rewards, answer lengths and the unscored answers' total."""
+    """The common summary plus rewards, answer lengths, the unscored answers' total and the
+    learning signal (:func:`papergym.train.grpo_signal.signal_summary`)."""
     records = ctx.metrics.read()
     unscored = [r["unscored"] for r in records if isinstance(r.get("unscored"), int | float)]
     return {
@@ -132,4 +160,5 @@ def grpo_summary(ctx: StageContext, steps: int, resumed: Path | None) -> dict[st
         "last_reward": last_of(records, "reward"),
         "mean_completion_length": mean_of(records, "completion_length"),
         "unscored": round(sum(unscored)),
+        **signal_summary(records),
     }
