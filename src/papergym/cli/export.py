@@ -89,6 +89,7 @@ def export(
         on_warning=lambda message: stderr.print(
             f"warning: {escape(message)}", highlight=False, soft_wrap=True
         ),
+        missing_note=_unfinished_build,
     )
     instances = sum(r.total for r in results[:1])
     if json_output:
@@ -101,6 +102,13 @@ def export(
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
         _print_summary(results, instances)
+
+
+def _unfinished_build(build_dir: Path) -> str | None:
+    """What an ARES build folder without instances.jsonl holds and what to run next."""
+    from papergym.recipes.ares.output import unfinished_note  # only when the file is missing
+
+    return unfinished_note(build_dir)
 
 
 def _rows_text(rows: dict[str, int]) -> str:

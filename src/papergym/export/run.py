@@ -187,9 +187,15 @@ def read_config(build_dir: Path) -> dict[str, Any]:
 
 
 def read_instances(
-    build_dir: Path, on_warning: Callable[[str], None] | None = None
+    build_dir: Path,
+    on_warning: Callable[[str], None] | None = None,
+    missing_note: Callable[[Path], str | None] | None = None,
 ) -> list[Instance]:
     """The instances to export; a missing, invalid or empty file is the user's error.
+
+    ``missing_note`` says, for a folder without instances.jsonl, what it holds and what to run
+    next (an unfinished ARES build: the command line passes the recipe's note; this package
+    sits below the recipes and does not import them).
 
     An instance id seen twice with different content is refused (one of the copies would
     be trained and scored under the wrong rubric); identical copies, as from concatenating
@@ -198,10 +204,8 @@ def read_instances(
     if not build_dir.is_dir():
         raise BadInputError(build_dir, "no such build folder")
     path = build_dir / INSTANCES_FILE
-    if not path.exists():
-        from papergym.recipes.ares.output import unfinished_note  # what an ARES folder holds
-
-        note = unfinished_note(build_dir)
+    if not path.exists() and missing_note is not None:
+        note = missing_note(build_dir)
         if note is not None:
             raise BadInputError(build_dir, note)
     first: dict[str, tuple[int, Instance]] = {}
@@ -298,17 +302,19 @@ def run_export(
     system_prompt: str | None = None,
     on_warning: Callable[[str], None] | None = None,
     config_yaml: str | None = None,
+    missing_note: Callable[[Path], str | None] | None = None,
 ) -> list[ExportResult]:
     """Read the build folder and write every format with its card (the command, minus printing)
     and, when given, the resolved configuration (``config_yaml``) as config.yaml.
 
-    ``on_warning`` is told of what is exported but not as it was found (repeated instances).
+    ``on_warning`` is told of what is exported but not as it was found (repeated instances);
+    ``missing_note`` explains a folder without instances.jsonl (see :func:`read_instances`).
     Bad input (the folder, its files, the split, a target holding other files) is a
     :class:`~papergym.errors.BadInputError`, raised before anything is written."""
     from papergym.export.card import write_card
 
     check_split(test_fraction)
-    instances = read_instances(build_dir, on_warning)
+    instances = read_instances(build_dir, on_warning, missing_note)
     drops = read_drops(build_dir)
     usage, leakage, config = read_usage(build_dir), read_leakage(build_dir), read_config(build_dir)
     builder_note = read_builder_note(build_dir)
