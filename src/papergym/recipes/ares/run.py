@@ -1,7 +1,7 @@
 """``papergym build CORPUS... --recipe ares`` as a function: :func:`build_corpus`.
 
 It takes the sections the build reads (:class:`~.build.AresJob`) and returns an
-:class:`~.runner.AresResult`; the command line (:mod:`papergym.cli.build_ares`) prints it.
+:class:`~.runner.AresResult`; the command line (:mod:`papergym.cli.build.ares`) prints it.
 Everything that can be refused (the settings against the folder's, the corpus files, an endpoint
 that does not answer) is checked before the output folder is touched. Offline (no LLM
 configured, or ``build.builder`` extractive) it runs the steps that need no LLM and keeps the
