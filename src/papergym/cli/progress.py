@@ -9,6 +9,7 @@ terminal (a log or a pipe gets no bar characters).
 from __future__ import annotations
 
 from types import TracebackType
+from typing import Self
 
 from rich.progress import (
     BarColumn,
@@ -36,16 +37,17 @@ def _progress(first: TextColumn, *, transient: bool) -> Progress:
     )
 
 
-class ProgressBar:
-    """``label``, a bar, done/total, the time elapsed and the item last done. Enter it around
-    the run; the bar is drawn from :meth:`start` on (nothing before: the run may still print a
-    warning or fail on bad input)."""
+class _Drawing:
+    """What both displays share: entered around a run, stopped at its end when drawn."""
 
-    def __init__(self, label: str) -> None:
-        self.progress = _progress(TextColumn(label), transient=True)
-        self.task: TaskID | None = None
+    progress: Progress
 
-    def __enter__(self) -> ProgressBar:
+    @property
+    def drawn(self) -> bool:
+        """Whether anything was drawn (the display then stops when the run ends)."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -54,8 +56,22 @@ class ProgressBar:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        if self.task is not None:
+        if self.drawn:
             self.progress.stop()
+
+
+class ProgressBar(_Drawing):
+    """``label``, a bar, done/total, the time elapsed and the item last done. Enter it around
+    the run; the bar is drawn from :meth:`start` on (nothing before: the run may still print a
+    warning or fail on bad input)."""
+
+    def __init__(self, label: str) -> None:
+        self.progress = _progress(TextColumn(label), transient=True)
+        self.task: TaskID | None = None
+
+    @property
+    def drawn(self) -> bool:
+        return self.task is not None
 
     def start(self, total: int | None, done: int = 0) -> None:
         """Show the bar: ``total`` items (None: not known yet), ``done`` of them already."""
@@ -70,7 +86,7 @@ class ProgressBar:
         self.progress.update(self.task, advance=1, description=description)
 
 
-class StepBars:
+class StepBars(_Drawing):
     """One bar per step of a build (papers, the leakage screen; an ARES build's documents), fed
     by the run's progress hook (:meth:`hook`: ``(step, total, item)``) and kept on screen when
     the build ends. Enter it around the run; nothing is drawn before the first step reports."""
@@ -79,17 +95,9 @@ class StepBars:
         self.progress = _progress(TextColumn("{task.fields[step]:<15}"), transient=False)
         self.tasks: dict[str, TaskID] = {}
 
-    def __enter__(self) -> StepBars:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        if self.tasks:
-            self.progress.stop()
+    @property
+    def drawn(self) -> bool:
+        return bool(self.tasks)
 
     def hook(self, step: str, total: int | None, item: str) -> None:
         """A step's first report adds its bar (``total`` items, None: not known); each later
