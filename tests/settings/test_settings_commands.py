@@ -197,9 +197,8 @@ def test_resume_reads_build_yaml_and_the_previous_releases_config_yaml(tmp_path:
     assert check_output(old, innov) is True
     with pytest.raises(BadInputError, match=r"recipe: innov → design"):
         check_output(old, design)
-    start_output(
-        old, innov, config_yaml(PaperGymConfig())
-    )  # resumed: build.yaml written, config.yaml new
+    # resumed: build.yaml written, config.yaml new
+    start_output(old, innov, config_yaml(PaperGymConfig()))
     assert yaml.safe_load((old / "build.yaml").read_text())["recipe"] == "innov"
     assert check_output(old, innov) is True
     # a whole config alone says nothing of the build's settings: not silently the defaults
