@@ -120,14 +120,13 @@ def child_offline(
     from papergym.embed import embed
     from papergym.jsonl import iter_jsonl
     from papergym.recipes.ares.batching import BatchingEmbedder
-    from papergym.recipes.ares.build import open_corpus
+    from papergym.recipes.ares.build import AresJob, open_corpus
     from papergym.recipes.ares.pipeline import ares_steps
     from papergym.recipes.ares.record import AresDraft
     from papergym.recipes.ares.runner import AresRunner
     from papergym.recipes.steps import Reject
-    from papergym.settings.models import PaperGymConfig
 
-    config = PaperGymConfig()
+    config = AresJob()
     calls = 0
 
     def counted(texts: Any) -> Any:
@@ -136,7 +135,7 @@ def child_offline(
         return embed(texts)
 
     embedder: Any = counted if unbatched or bare else BatchingEmbedder(counted)
-    steps = ares_steps(config, None, embedder)
+    steps = ares_steps(config.ares, config.audit, None, embedder)
     if embedding:
         embed(["load the embedding model before measuring"])
     else:
@@ -276,13 +275,12 @@ def llm_build(paths: list[Path], prefilter: bool, out: Path | None = None) -> tu
     build goes to ``out`` when given, else to a folder removed after."""
     from papergym.fakellm import FakeOpenAIServer
     from papergym.llm.config import BackendConfig, LLMConfig
-    from papergym.recipes.ares.build import open_corpus, run_shards
+    from papergym.recipes.ares.build import AresJob, open_corpus, run_shards
     from papergym.recipes.ares.scripted import AresScript
-    from papergym.settings.models import PaperGymConfig
 
     with FakeOpenAIServer(responder=AresScript()) as server, tempfile.TemporaryDirectory() as tmp:
         llm = LLMConfig(default=BackendConfig(model="m", base_url=server.base_url), cache=False)
-        config = PaperGymConfig(llm=llm)
+        config = AresJob(llm=llm)
         config = config.model_copy(
             update={"ares": config.ares.model_copy(update={"prefilter": prefilter})}
         )

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from papergym.cli import app
-from papergym.export.command import run_export
+from papergym.export.run import run_export
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, Rubric

@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from papergym.audit.command import audit
+from papergym.cli.audit import audit
 from papergym.fakellm import Behaviour, FakeOpenAIServer
 from papergym.jsonl import read_jsonl, write_jsonl
 from papergym.recipes.general import GENERAL_CRITERIA

@@ -7,13 +7,8 @@ from pathlib import Path
 from rich.console import Console
 
 from papergym.audit.formats import AuditCriterion, AuditDataset, AuditFormat, AuditItem
-from papergym.audit.report import (
-    build_report,
-    method_rate,
-    rates_table,
-    snippet,
-    top_table,
-)
+from papergym.audit.report import build_report, method_rate, snippet
+from papergym.cli.audit import rates_table, top_table
 from papergym.records import LeakageVerdict
 
 

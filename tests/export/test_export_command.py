@@ -10,8 +10,8 @@ import typer
 from export_samples import sample_drops, sample_instances
 from typer.testing import CliRunner
 
+from papergym.cli.export import export
 from papergym.export.card import write_card
-from papergym.export.command import export
 from papergym.export.parquet import read_parquet_instances
 from papergym.jsonl import write_jsonl
 

@@ -12,8 +12,9 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
+from papergym.cli.export import export
 from papergym.export.card import card_stats, render_card
-from papergym.export.command import ExportFormat, chosen_formats, export
+from papergym.export.run import ExportFormat, chosen_formats
 from papergym.export.trl import trl_row
 from papergym.export.verifiers import environment_name, module_name
 from papergym.integrations.common import (

@@ -40,8 +40,8 @@ from support.plans_server import (
 
 require_framework("verifiers", "verifiers", "PAPERGYM_REQUIRE_VERIFIERS")
 
-from papergym.export.command import run_export  # noqa: E402
 from papergym.export.common import chat_prompt  # noqa: E402
+from papergym.export.run import run_export  # noqa: E402
 from papergym.fakellm import FakeOpenAIServer  # noqa: E402
 
 ENV_ID = "papergym-plans"

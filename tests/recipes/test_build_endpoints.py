@@ -17,8 +17,8 @@ import yaml
 
 from papergym.errors import BadInputError
 from papergym.llm.config import BackendConfig, LLMConfig
-from papergym.recipes.ares.build import ares_settings
-from papergym.recipes.ares.output import AresSettings, check_ares_output, start_ares_output
+from papergym.recipes.ares.build import AresJob, ares_settings
+from papergym.recipes.ares.output import AresSettings, check_ares_output
 from papergym.recipes.output import (
     SETTINGS_FILE,
     BuildSettings,
@@ -27,7 +27,6 @@ from papergym.recipes.output import (
     settings_for,
     start_output,
 )
-from papergym.settings.models import PaperGymConfig
 
 SECRET = "sk-secret-0123456789abcdef"
 
@@ -133,13 +132,13 @@ def test_a_local_model_given_relative_is_recorded_relative(
 # --- ARES --------------------------------------------------------------------------------------
 
 
-def ares_config(url: str | None) -> PaperGymConfig:
-    return PaperGymConfig(llm=llm(url) if url else LLMConfig())
+def ares_config(url: str | None) -> AresJob:
+    return AresJob(llm=llm(url) if url else LLMConfig())
 
 
 def ares_started(tmp_path: Path, settings: AresSettings) -> Path:
     out = tmp_path / "ares"
-    start_ares_output(out, settings, None)
+    start_output(out, settings, None)
     return out
 
 
@@ -161,7 +160,7 @@ def test_an_offline_ares_folder_continues_on_any_endpoint_then_stays_there(
     out = ares_started(tmp_path, ares_settings(ares_config(None), "offline"))
     chosen = ares_settings(ares_config("http://127.0.0.1:8002/v1"), "llm")
     assert check_ares_output(out, chosen)  # the LLM run chooses the models and their servers
-    start_ares_output(out, chosen, None)
+    start_output(out, chosen, None)
     later = ares_settings(ares_config("http://127.0.0.1:8003/v1"), "llm")
     assert "endpoints." in refusal(lambda: check_ares_output(out, later))
 

@@ -18,6 +18,7 @@ from papergym.jsonl import read_jsonl
 from papergym.llm.config import LLMConfig
 from papergym.recipes.output import BuildSettings, check_output, settings_for, start_output
 from papergym.records import Instance
+from papergym.settings.load import config_yaml
 from papergym.settings.models import PaperGymConfig
 from support.instances import rubric_instance
 
@@ -63,11 +64,11 @@ def _build_dir(tmp_path: Path) -> Path:
 def _captured_build(monkeypatch: pytest.MonkeyPatch, *args: str) -> dict[str, Any]:
     seen: list[dict[str, Any]] = []
 
-    async def stop(out: Path, settings: BuildSettings, resolved: PaperGymConfig, *_: Any) -> Any:
-        seen.append({"settings": settings.model_dump(), "config": resolved.resolved()})
+    async def stop(out: Path, settings: BuildSettings, saved: str, *_: Any) -> Any:
+        seen.append({"settings": settings.model_dump(), "config": yaml.safe_load(saved)})
         raise Stop
 
-    monkeypatch.setattr("papergym.recipes.command._run", stop)
+    monkeypatch.setattr("papergym.recipes.run._run", stop)
     result = runner.invoke(app, ["build", *args], env=NO_ENV)
     assert len(seen) == 1, result.output
     return seen[0]
@@ -152,7 +153,7 @@ def test_a_source_named_like_an_override_is_a_source_when_it_exists(
         seen.append(sources)
         raise Stop
 
-    monkeypatch.setattr("papergym.recipes.command.open_sources", stop)
+    monkeypatch.setattr("papergym.recipes.run.open_sources", stop)
     monkeypatch.chdir(tmp_path)
     Path("build.recipe=innov").mkdir()  # a folder of that name: a path, not an override
     result = runner.invoke(app, ["build", "build.recipe=innov", "-o", "o"], env=NO_ENV)
@@ -184,7 +185,7 @@ def test_resume_reads_build_yaml_and_the_previous_releases_config_yaml(tmp_path:
     design = settings_for("design", "extractive", None)
     # this release: build.yaml beside a whole-config config.yaml
     new = tmp_path / "new"
-    start_output(new, innov, PaperGymConfig())
+    start_output(new, innov, config_yaml(PaperGymConfig()))
     assert check_output(new, innov) is True
     with pytest.raises(BadInputError, match=r"recipe: innov → design"):
         check_output(new, design)
@@ -196,7 +197,8 @@ def test_resume_reads_build_yaml_and_the_previous_releases_config_yaml(tmp_path:
     assert check_output(old, innov) is True
     with pytest.raises(BadInputError, match=r"recipe: innov → design"):
         check_output(old, design)
-    start_output(old, innov, PaperGymConfig())  # resumed: build.yaml written, config.yaml new
+    # resumed: build.yaml written, config.yaml new
+    start_output(old, innov, config_yaml(PaperGymConfig()))
     assert yaml.safe_load((old / "build.yaml").read_text())["recipe"] == "innov"
     assert check_output(old, innov) is True
     # a whole config alone says nothing of the build's settings: not silently the defaults
@@ -218,7 +220,7 @@ def test_audit_flags_and_keys_give_the_same_saved_config(
         screened.append(thresholds)  # the embedding model's load is not what is tested here
         return items
 
-    monkeypatch.setattr("papergym.audit.command.screen_items", screen)
+    monkeypatch.setattr("papergym.audit.run.screen_items", screen)
     saved = []
     for name, extra in (
         ("flags", ["--lexical-threshold", "0.5", "--embedding-threshold", "0.9", "--top", "1"]),
@@ -275,7 +277,7 @@ def test_export_flags_and_keys_give_the_same_config_in_each_folder(tmp_path: Pat
 
 def test_export_card_shows_the_build_settings_not_the_whole_config(tmp_path: Path) -> None:
     build = _build_dir(tmp_path)
-    start_output(build, settings_for("innov", "extractive", None), PaperGymConfig())
+    start_output(build, settings_for("innov", "extractive", None), config_yaml(PaperGymConfig()))
     result = runner.invoke(app, ["export", str(build), "-f", "trl", "-o", str(tmp_path / "x")])
     assert result.exit_code == 0, result.output
     card = json.loads((tmp_path / "x" / "card.json").read_text())

@@ -38,11 +38,10 @@ import numpy as np
 import numpy.typing as npt
 
 from papergym.audit.formats import AuditItem, item_from_instance
+from papergym.audit.settings import EMBEDDING_THRESHOLD as EMBEDDING_THRESHOLD
+from papergym.audit.settings import LEXICAL_THRESHOLD as LEXICAL_THRESHOLD
 from papergym.embed import cosine_matrix, embed
 from papergym.records import Instance, LeakageVerdict
-
-LEXICAL_THRESHOLD = 0.75
-EMBEDDING_THRESHOLD = 0.80
 
 
 def _words(text: str) -> frozenset[str]:

@@ -1,4 +1,5 @@
-"""Leakage rates and the most-leaked criteria, as a model (``--json``) and as rich tables.
+"""Leakage rates and the most-leaked criteria, as a model (``--json``; the command line prints
+it as tables: :mod:`papergym.cli.audit`).
 
 Rate = leaked / scored for one method. Unscored judge verdicts (``leaked=None``) are left out of
 the denominator and counted on their own: counting them as "not leaked" would make a failing
@@ -13,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from rich.table import Table
 
 from papergym.audit.formats import AuditCriterion, AuditDataset, Method
 
@@ -85,6 +85,13 @@ class AuditReport(_Model):
             if row.dataset == dataset and row.by == by and row.value == wanted:
                 return row
         raise KeyError((dataset, by, value))
+
+    def judge_scored_nothing(self) -> bool:
+        """Whether the judge ran but scored none of the criteria (its rate would mean nothing)."""
+        if "judge" not in self.methods:
+            return False
+        totals = [r.judge for r in self.rates if r.by == "dataset" and r.judge is not None]
+        return sum(t.scored for t in totals) == 0 and sum(t.unscored for t in totals) > 0
 
 
 # --- the maths --------------------------------------------------------------------------------
@@ -195,60 +202,3 @@ def build_report(
         rates=rates,
         top=most_leaked(datasets, top),
     )
-
-
-# --- the tables -------------------------------------------------------------------------------
-
-
-def _percent(rate: MethodRate | None) -> str:
-    if rate is None:
-        return "—"
-    if rate.rate is None:
-        return "n/a (0 scored)"
-    return f"{rate.rate:.1%} ({rate.leaked}/{rate.scored})"
-
-
-def rates_table(report: AuditReport) -> Table:
-    """Leakage per dataset, dimension and origin, one column per method that ran."""
-    table = Table(title="Criterion leakage", title_justify="left")
-    table.add_column("dataset", overflow="fold", max_width=40)
-    table.add_column("group", no_wrap=True)
-    table.add_column("criteria", justify="right")
-    for method in report.methods:
-        table.add_column(method, justify="right", no_wrap=True)
-    if "judge" in report.methods:
-        table.add_column("unscored", justify="right")
-    for row in report.rates:
-        if row.by == "all":
-            table.add_section()
-        label = row.by if row.by in ("dataset", "all") else f"{row.by}={row.value}"
-        cells = [row.dataset if row.by in ("dataset", "all") else "", label, f"{row.criteria:,}"]
-        cells += [_percent(getattr(row, method)) for method in report.methods]
-        if "judge" in report.methods:
-            cells.append(str(row.judge.unscored) if row.judge else "—")
-        table.add_row(*cells)
-    return table
-
-
-def _mark(value: bool | None) -> str:
-    return {True: "leaked", False: "no", None: "—"}[value]
-
-
-def top_table(report: AuditReport) -> Table:
-    """The most-leaked criteria next to the start of their question."""
-    table = Table(
-        title=f"Most-leaked criteria (top {len(report.top)} by overlap score)", title_justify="left"
-    )
-    table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("overlap", no_wrap=True)
-    if "judge" in report.methods:
-        table.add_column("judge", no_wrap=True)
-    table.add_column("criterion", overflow="fold", ratio=3)
-    table.add_column("question", overflow="fold", ratio=2)
-    for leaked in report.top:
-        cells = [f"{leaked.score:.2f}" if leaked.score is not None else "—", _mark(leaked.overlap)]
-        if "judge" in report.methods:
-            cells.append(_mark(leaked.judge))
-        cells += [leaked.text, snippet(leaked.question, 100)]
-        table.add_row(*cells)
-    return table

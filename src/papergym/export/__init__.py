@@ -11,5 +11,5 @@ One module per format, imported directly so that a command pays only for what it
 - :mod:`papergym.export.parquet`: the full records as plain parquet, round-tripping to
   :class:`~papergym.records.Instance` via ``read_parquet_instances``.
 - :mod:`papergym.export.card`: the dataset card (``card.md`` and ``card.json``).
-- :mod:`papergym.export.command`: the ``papergym export`` command.
+- :mod:`papergym.export.run`: the run code of ``papergym export`` (its verb: :mod:`papergym.cli.export`).
 """

@@ -447,6 +447,11 @@ def _snippets(root: str) -> dict[str, list[str]]:
         name: root.replace("<format>", name)
         for name in ("verl", "trl", "hf", "parquet", "verifiers")
     }
+    return {**_trainer_snippets(r), **_reader_snippets(r)}
+
+
+def _trainer_snippets(r: dict[str, str]) -> dict[str, list[str]]:
+    """verl and TRL: training on the export (``r``: each format's folder prefix)."""
     return {
         "verl": [
             "### verl",
@@ -489,6 +494,12 @@ def _snippets(root: str) -> dict[str, list[str]]:
             "```",
             "",
         ],
+    }
+
+
+def _reader_snippets(r: dict[str, str]) -> dict[str, list[str]]:
+    """Full records, verifiers and inspect_ai: reading or evaluating the export."""
+    return {
         "hf": [
             "### Full records (Hugging Face)",
             "",

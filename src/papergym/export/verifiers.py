@@ -32,8 +32,6 @@ from papergym.export.common import (
 )
 from papergym.jsonl import write_text_atomic
 from papergym.records import Instance
-from papergym.settings.load import config_yaml
-from papergym.settings.models import PaperGymConfig
 
 FORMAT = "verifiers"
 VERIFIERS_REQUIREMENT = "verifiers>=0.4,<0.5"
@@ -164,17 +162,20 @@ def write_verifiers(
     test_fraction: float | None = None,
     system_prompt: str | None = None,
     build_dir: Path | None = None,
-    resolved: PaperGymConfig | None = None,
+    config_yaml: str | None = None,
 ) -> ExportResult:
-    """Write the environment package into ``out_dir`` (the package folder swapped in whole)."""
+    """Write the environment package into ``out_dir`` (the package folder swapped in whole).
+
+    ``config_yaml`` is the resolved configuration the package ships as ``papergym.yaml`` (the
+    reward's settings); none given: an empty mapping, the defaults."""
     name = environment_name(out_dir, build_dir)
     module = module_name(name)
     splits = split_instances(instances, test_fraction)
-    settings = resolved if resolved is not None else PaperGymConfig()
 
     def fill(folder: Path) -> None:
         (folder / "__init__.py").write_text(module_text(name, module), encoding="utf-8")
-        (folder / "papergym.yaml").write_text(config_yaml(settings), encoding="utf-8")
+        shipped = config_yaml if config_yaml is not None else "{}\n"
+        (folder / "papergym.yaml").write_text(shipped, encoding="utf-8")
         data = folder / "data"
         data.mkdir()
         for split, items in splits.items():

@@ -29,6 +29,7 @@ from papergym.recipes.criteria import (
     ANAPHORA,
     DUPLICATE_SIMILARITY,
     REVEAL_SIMILARITY,
+    Pick,
     Screen,
     centrality,
     criterion_source,
@@ -352,6 +353,11 @@ def extract_stages(paper: Paper) -> Stages:
         background, table.stack(background), MAX_SENTENCES["background"], _background_bonus
     )
     chosen["background"] = [background[i] for i in picked]
+    return _stages(paper, chosen)
+
+
+def _stages(paper: Paper, chosen: dict[StageName, list[_Candidate]]) -> Stages:
+    """The stages of ``paper``: each one's chosen sentences joined, with where they came from."""
     return Stages(
         paper_id=paper.id,
         builder="extractive",
@@ -497,25 +503,7 @@ def build_instance(paper: Paper, stages: Stages, recipe_name: RecipeName | str) 
             f"only {len(picks)} criteria survived: " + rubric_note(len(picks), spec, screen),
         )
     instance_id = Instance.make_id(spec.name, "extractive", paper.id)
-    specific = tuple(
-        Criterion(
-            id=content_hash({"instance": instance_id, "criterion": pick.text}),
-            text=pick.text,
-            dimension=pick.dimension,
-            origin="extractive",
-            rank=rank,
-            leakage=(
-                LeakageVerdict(
-                    method="overlap",
-                    leaked=False,
-                    score=round(max(pick.similarity, pick.overlap), 2),
-                    reason=f"closest question sentence cosine {pick.similarity:.2f}; "
-                    f"content-word overlap {pick.overlap:.2f}",
-                ),
-            ),
-        )
-        for rank, pick in enumerate(picks, start=1)
-    )
+    specific = _criteria(instance_id, picks)
     warnings = [BASELINE_WARNING]
     if screen.leaked:
         warnings.append(f"{screen.leaked} candidate criteria dropped as too close to the question")
@@ -536,4 +524,27 @@ def build_instance(paper: Paper, stages: Stages, recipe_name: RecipeName | str) 
             note=rubric_note(len(specific), spec, screen),
         ),
         warnings=tuple(warnings),
+    )
+
+
+def _criteria(instance_id: str, picks: Sequence[Pick]) -> tuple[Criterion, ...]:
+    """The picked sentences as ranked criteria, each with the overlap screen's verdict."""
+    return tuple(
+        Criterion(
+            id=content_hash({"instance": instance_id, "criterion": pick.text}),
+            text=pick.text,
+            dimension=pick.dimension,
+            origin="extractive",
+            rank=rank,
+            leakage=(
+                LeakageVerdict(
+                    method="overlap",
+                    leaked=False,
+                    score=round(max(pick.similarity, pick.overlap), 2),
+                    reason=f"closest question sentence cosine {pick.similarity:.2f}; "
+                    f"content-word overlap {pick.overlap:.2f}",
+                ),
+            ),
+        )
+        for rank, pick in enumerate(picks, start=1)
     )

@@ -25,6 +25,7 @@ from papergym.llm.types import Message
 from papergym.recipes.criteria import REVEAL_SIMILARITY
 from papergym.recipes.draft import Candidate, PaperDraft
 from papergym.recipes.general import GENERAL_CRITERIA
+from papergym.recipes.specs import RecipeSpec, recipe
 from papergym.recipes.steps import Reject, Step
 from papergym.recipes.text import has_numeric_result, split_sentences, strip_numeric_results
 from papergym.records import (
@@ -57,32 +58,6 @@ _STAGE_INSTRUCTIONS: dict[StageName, str] = {
     "experiment": "Cover the experimental design and framework, the data and baselines, the "
     "evaluation and metrics, the implementation and settings, and the analyses or validation "
     "strategy. Leave out every numeric result.",
-}
-
-
-@dataclass(frozen=True)
-class RecipeInputs:
-    """Which stages each recipe writes its question and its reference/criteria from."""
-
-    question_from: tuple[StageName, ...]
-    answer_from: tuple[StageName, ...]
-    dimensions: tuple[Literal["method", "experiment"], ...]
-    question_note: str = ""
-
-
-RECIPES: dict[RecipeName, RecipeInputs] = {
-    "papergym": RecipeInputs(
-        ("field", "background"), ("solution", "experiment"), ("method", "experiment")
-    ),
-    "innov": RecipeInputs(("field", "background"), ("solution",), ("method",)),
-    "design": RecipeInputs(
-        ("field", "background", "solution"),
-        ("experiment",),
-        ("experiment",),
-        question_note="The method below is given: state it as the approach to be validated and ask "
-        "for a plan of experiments that would validate it. Do not hint at baselines, datasets, "
-        "metrics, ablations or expected outcomes.",
-    ),
 }
 
 
@@ -168,8 +143,8 @@ class LLMRecipe:
     max_unit_words: int = 1200
 
     @property
-    def inputs(self) -> RecipeInputs:
-        return RECIPES[self.recipe]
+    def inputs(self) -> RecipeSpec:
+        return recipe(self.recipe)
 
     def steps(self) -> list[Step[PaperDraft]]:
         """stages → question → reference → rubric candidates → filter → merge (→ judge → instance,
@@ -248,7 +223,7 @@ class LLMRecipe:
         return draft.model_copy(update={"question": question})
 
     async def question(self, stages: Stages) -> str | Reject:
-        values = {stage: getattr(stages, stage) for stage in self.inputs.question_from}
+        values = {stage: getattr(stages, stage) for stage in self.inputs.question_stages}
         extra = self.inputs.question_note
         if "solution" in values:
             extra += "\n\nMethod (given):\n" + values["solution"]
@@ -283,7 +258,8 @@ class LLMRecipe:
 
     async def reference(self, question: str, stages: Stages) -> str | Reject:
         material = "\n\n".join(
-            f"{stage.capitalize()}:\n{getattr(stages, stage)}" for stage in self.inputs.answer_from
+            f"{stage.capitalize()}:\n{getattr(stages, stage)}"
+            for stage in self.inputs.answer_stages
         )
         messages = prompt("reference", question=question, material=material)
         result = await self.llm.call("writer", messages, schema=ReferenceOut, stage="reference")
@@ -396,7 +372,7 @@ class LLMRecipe:
 
 
 def _filter_candidates(
-    candidates: list[Candidate], question: str, inputs: RecipeInputs
+    candidates: list[Candidate], question: str, inputs: RecipeSpec
 ) -> tuple[list[Candidate], list[str]]:
     """Drop exact duplicates, generic candidates, wrong dimensions and restatements of the question."""
     kept: list[Candidate] = []

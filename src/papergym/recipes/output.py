@@ -9,9 +9,13 @@ would mix papers written by two. A build.yaml of an earlier release records no e
 resumes without comparing them, and records them from then on.
 
 ``config.yaml`` beside it is the resolved configuration of the whole command, as every command
-saves it: it holds keys that do not change the output (timeouts, the reward, the training
-sections), so it is a record, not what the resume check compares. Builds of earlier releases
-saved the settings as ``config.yaml``; such a folder is still read (and resumed).
+saves it (its text is the caller's: this package never reads the whole configuration): it holds
+keys that do not change the output (timeouts, the reward, the training sections), so it is a
+record, not what the resume check compares. Builds of earlier releases saved the settings as
+``config.yaml``; such a folder is still read (and resumed).
+
+The paper build and ARES share this folder's machinery: :func:`start_output` writes either's
+settings, :func:`refuse_changes` words either's refusal (through :mod:`papergym.runfolder`).
 """
 
 from __future__ import annotations
@@ -30,12 +34,23 @@ from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.llm.identity import backend_identity, local_model_identity
 from papergym.llm.types import Role
 from papergym.records import BuilderName, RecipeName
-from papergym.runfolder import check_output_path, differences, is_empty
-from papergym.settings.load import CONFIG_FILE, save_config
-from papergym.settings.models import PaperGymConfig
+from papergym.runfolder import (
+    RunRecord,
+    check_output_path,
+    differences,
+    is_empty,
+    refuse_differences,
+)
 
 SETTINGS_FILE = "build.yaml"
 """The build's :class:`BuildSettings`, which a resumed build must match."""
+CONFIG_FILE = "config.yaml"
+"""The resolved configuration of the command (secrets masked), as every command saves it."""
+SAME_OPTIONS = "use another folder or the same options"
+ENDPOINTS_HINT = (
+    f" (another server may serve another model; if it serves the very same one, delete the "
+    f"endpoints key of {SETTINGS_FILE} to continue)"
+)
 
 
 class BuildSettings(BaseModel):
@@ -171,22 +186,15 @@ def _previous_settings(config_path: Path) -> tuple[BuildSettings, frozenset[str]
         raise BadInputError(config_path, f"not a PaperGym build configuration: {reason}") from None
 
 
-def refusal(kind: str, differences: Sequence[str]) -> str:
-    """Why a folder holding a ``kind`` made with other settings is refused, and what to do.
+def refuse_changes(out: Path, what: str, changes: Sequence[str]) -> None:
+    """Refuse ``out``, which holds a ``what`` ("build", "ARES build") made with other settings,
+    naming each key that differs (none: nothing to refuse).
 
     When the endpoints differ, the hint says how to continue where the other server serves the
     very same model (the folder then resumes as an earlier release's would)."""
-    text = (
-        f"output folder holds {kind} with a different configuration ("
-        + "; ".join(differences)
-        + "); use another folder or the same options"
-    )
-    if any("endpoints." in d for d in differences):
-        text += (
-            f" (another server may serve another model; if it serves the very same one, "
-            f"delete the endpoints key of {SETTINGS_FILE} to continue)"
-        )
-    return text
+    endpoints = any("endpoints." in change for change in changes)
+    hint = SAME_OPTIONS + (ENDPOINTS_HINT if endpoints else "")
+    refuse_differences(out, RunRecord(SETTINGS_FILE, what, hint=hint), list(changes))
 
 
 def check_output(out: Path, settings: BuildSettings) -> bool:
@@ -207,28 +215,25 @@ def check_output(out: Path, settings: BuildSettings) -> bool:
     changes = differences(
         previous.identity(unrecorded), settings.identity(unrecorded), "(none)", group=True
     )
-    if changes:
-        raise BadInputError(out, refusal("a build", changes))
+    refuse_changes(out, "build", changes)
     return True
 
 
-def start_output(out: Path, settings: BuildSettings, config: PaperGymConfig | None = None) -> None:
-    """Create ``out`` and record the settings, then the resolved ``config`` (secrets masked)
-    when given (call :func:`check_output` first).
+def start_output(out: Path, settings: BaseModel, config_yaml: str | None = None) -> None:
+    """Create ``out`` and record the ``settings`` (a paper build's or ARES's), then the resolved
+    configuration's YAML (``config_yaml``, secrets masked) when given (check the folder first).
 
     build.yaml is written first: a folder interrupted between the two still resumes, and an
     earlier release's config.yaml is only replaced once its settings are saved in build.yaml.
     """
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / SETTINGS_FILE, yaml.safe_dump(settings.model_dump(), sort_keys=False))
-    if config is not None:
-        save_config(out, config)
+    if config_yaml is not None:
+        write_text_atomic(out / CONFIG_FILE, config_yaml)
 
 
-def prepare_output(
-    out: Path, settings: BuildSettings, config: PaperGymConfig | None = None
-) -> bool:
+def prepare_output(out: Path, settings: BuildSettings, config_yaml: str | None = None) -> bool:
     """Check then create ``out``; True when resuming (:func:`check_output` + :func:`start_output`)."""
     resuming = check_output(out, settings)
-    start_output(out, settings, config)
+    start_output(out, settings, config_yaml)
     return resuming

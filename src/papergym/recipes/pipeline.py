@@ -17,11 +17,8 @@ from dataclasses import dataclass
 from papergym.llm.client import LLMClient
 from papergym.llm.types import LLMOutputError
 from papergym.recipes.draft import PaperDraft
-from papergym.recipes.steps import Reject, Step, in_thread
+from papergym.recipes.steps import Reject, Step, first_line, in_thread
 from papergym.records import Drop, Instance, LeakageVerdict, RecipeName
-from papergym.redact import redact
-
-MAX_REASON_CHARS = 500
 
 
 def recipe_steps(
@@ -63,12 +60,6 @@ def extractive_steps(recipe: RecipeName) -> list[Step[PaperDraft]]:
         Step("stages", in_thread(stages), ("stages",)),
         Step("instance", in_thread(instance), ("instance",)),
     ]
-
-
-def first_line(error: BaseException) -> str:
-    """An error's first line, redacted and bounded, as a drop or failure reason."""
-    lines = str(error).strip().splitlines()
-    return redact(lines[0] if lines else type(error).__name__)[:MAX_REASON_CHARS]
 
 
 def assemble(draft: PaperDraft, recipe: RecipeName) -> Instance:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,13 +44,6 @@ from pydantic import BaseModel, ConfigDict
 from papergym.errors import BadInputError
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.llm.client import LLMClient
-from papergym.llm.types import (
-    BudgetExceededError,
-    LLMError,
-    LLMOutputError,
-    LLMTransportError,
-    LLMTruncatedError,
-)
 from papergym.llm.usage import UsageTracker
 from papergym.recipes.draft import PaperDraft
 from papergym.recipes.output import BuildSettings as BuildSettings
@@ -58,9 +51,16 @@ from papergym.recipes.output import check_output as check_output
 from papergym.recipes.output import prepare_output as prepare_output
 from papergym.recipes.output import settings_for as settings_for
 from papergym.recipes.output import start_output as start_output
-from papergym.recipes.pipeline import first_line, recipe_steps
+from papergym.recipes.pipeline import recipe_steps
 from papergym.recipes.reading import SourceReader
-from papergym.recipes.steps import Reject, Step, StepFolder, dump_record, run_steps
+from papergym.recipes.steps import (
+    ProgressHook,
+    Step,
+    StepFolder,
+    drops_by_step,
+    dump_record,
+    run_item,
+)
 from papergym.records import (
     BuildFailure,
     Drop,
@@ -69,8 +69,6 @@ from papergym.records import (
     content_hash,
 )
 from papergym.redact import redact
-
-ProgressHook = Callable[[str, int | None, str], None]  # (step, total or None, item) → advance
 
 # Steps under which older builds saved endpoint failures as drop.json ("llm:" + the error class
 # name without LLM/Error, lower-cased). Such a drop did not come from the paper: on resume the
@@ -90,10 +88,11 @@ class BuildResult:
     resumed: int = 0
     out: Path = Path()
     failures: list[BuildFailure] = field(default_factory=list)
+    resuming: bool = False  # the folder held this build before the run
 
     def drops_by_step(self) -> Counter[tuple[str, str]]:
-        """How many papers each step dropped, and why."""
-        return Counter((d.step, d.reason) for d in self.drops)
+        """How many papers each step dropped, and why (:func:`~.steps.drops_by_step`)."""
+        return drops_by_step(self.drops)
 
 
 # --- per-paper records -------------------------------------------------------------------------------
@@ -129,16 +128,6 @@ def _relocate_paper(folder: Path, source: str) -> None:
     if isinstance(old, str) and old != source and "/" in old:
         quoted = json.dumps(old, ensure_ascii=False)[1:-1]
         write_text_atomic(path, text.replace(quoted, json.dumps(source, ensure_ascii=False)[1:-1]))
-
-
-def _failure_step(error: LLMError) -> str:
-    if isinstance(error, LLMTransportError):
-        return "llm:transport"
-    if isinstance(error, LLMTruncatedError):
-        return "llm:truncated"
-    if isinstance(error, BudgetExceededError):
-        return "llm:budget"
-    return "llm:error"
 
 
 def open_sources(sources: Sequence[Path], out: Path) -> SourceReader:
@@ -283,25 +272,17 @@ class Builder:
         try:
             paper: Paper = _load(folder / "paper.json", Paper)
             (folder / "drop.json").unlink(missing_ok=True)  # an older build's endpoint failure
-            try:
-                _, reject = await run_steps(PaperDraft(paper=paper), steps, StepFolder(folder))
-            except LLMOutputError as error:  # still no valid output after the LLM layer's repairs
-                reject = Reject(first_line(error), step="llm:output")
-            except LLMError as error:  # the endpoint's failure: retried on the next run
-                return BuildFailure(
-                    source=paper.meta.source_path,
-                    step=_failure_step(error),
-                    reason=first_line(error),
-                    paper_id=paper.id,
-                )
-            if reject is not None:
-                drop = Drop(
-                    source=paper.meta.source_path,
-                    step=reject.step or "build",
-                    reason=redact(reject.reason),
-                    paper_id=paper.id,
-                )
-                _save(folder / "drop.json", drop)
+            outcome = await run_item(
+                PaperDraft(paper=paper),
+                steps,
+                StepFolder(folder),
+                source=paper.meta.source_path,
+                item_id=paper.id,
+            )
+            if isinstance(outcome, BuildFailure):
+                return outcome
+            if isinstance(outcome, Drop):
+                _save(folder / "drop.json", outcome)
             return None
         finally:
             semaphore.release()

@@ -14,18 +14,21 @@ class BuildSection(ConfigSection):
 
     recipe: Literal["papergym", "innov", "design", "ares"] = "papergym"
     """papergym: plan from goal+background, graded on method and experiments; innov: method
-    only; design: the method is given, plan its validation; ares: documents of a corpus, not
-    papers (see the ares section) (--recipe)."""
+    only; design: the method is given, plan its validation; ares: the sources are a corpus of
+    documents, not papers (JSONL, parquet, a saved Hugging Face dataset, folders of .txt/.md;
+    see the ares section and docs/ares.md) (--recipe)."""
     builder: Literal["auto", "llm", "extractive"] = "auto"
-    """llm: the full recipe through the configured LLM; extractive: the offline baseline; auto:
-    llm when an LLM is configured (--builder)."""
+    """llm: the full recipe through the configured LLM; extractive: the offline baseline (no
+    LLM, no network); auto: llm when an LLM is configured (--builder)."""
     limit: int | None = Field(None, ge=1)
-    """Build at most this many papers (null: all) (--limit)."""
+    """Build at most N papers (null: all); with --recipe ares, read the first N rows of the
+    corpus only (a later run with a larger limit continues) (--limit)."""
     leakage_judge: bool = True
-    """With the LLM builder, ask the judge role which criteria the question alone reveals
-    (--leakage-judge/--no-leakage-judge)."""
+    """With the LLM builder, ask the judge role, per instance, which criteria can be inferred
+    from the question alone (--leakage-judge/--no-leakage-judge)."""
     paper_concurrency: int = Field(16, ge=1)
-    """Papers processed at once; LLM calls are bounded by each endpoint's max_concurrency
-    (--paper-concurrency)."""
+    """Papers processed at once (LLM calls are bounded separately by each endpoint's
+    max_concurrency). Not used by --recipe ares: documents in flight there are
+    ares.concurrency (--paper-concurrency)."""
     max_unit_words: int = Field(1200, ge=100)
     """Longest text unit one extraction call reads; longer sections are chunked."""

@@ -1,4 +1,5 @@
-"""Which stages feed which part of an instance, per recipe (SPEC §2 and its benchmarks).
+"""Which stages feed which part of an instance, per recipe (SPEC §2 and its benchmarks): the one
+table both builders route recipes by (the extractive baseline and the LLM recipe).
 
 The separation is the point of PaperGym: the question is written only from stages a policy may
 see, the reference answer and the criteria only from stages it must come up with itself.
@@ -22,7 +23,8 @@ class RecipeSpec:
     ``question_stages`` feed the question; of them, ``given_stages`` are stated as given (the
     design benchmark hands the method to the policy and asks for its validation).
     ``answer_stages`` feed the reference answer and the specific criteria, whose ``dimension``
-    must be one of ``dimensions``. ``task`` is what the question asks for, in our words.
+    must be one of ``dimensions``. ``task`` is what the question asks for, in our words;
+    ``question_note`` what the LLM recipe's question prompt adds for this recipe.
     """
 
     name: RecipeName
@@ -31,6 +33,7 @@ class RecipeSpec:
     dimensions: tuple[Dimension, ...]
     task: str
     given_stages: tuple[StageName, ...] = ()
+    question_note: str = ""
 
     @property
     def required_stages(self) -> tuple[StageName, ...]:
@@ -63,6 +66,9 @@ _RECIPES: dict[str, RecipeSpec] = {
         answer_stages=("experiment",),
         dimensions=("experiment",),
         task="an experiment that validates a given method",
+        question_note="The method below is given: state it as the approach to be validated and "
+        "ask for a plan of experiments that would validate it. Do not hint at baselines, "
+        "datasets, metrics, ablations or expected outcomes.",
     ),
 }
 

@@ -6,10 +6,18 @@ model that accumulates the work done so far) and returns either the next record 
 no exception is a drop. Errors of an LLM endpoint are not drops: they propagate, and the runner
 leaves the item unfinished for the next run.
 
-The fields a step fills in are listed in ``produces``; :class:`StepFolder` saves each as
-``<field>.json`` once the step has run and, on a resumed build, loads them back instead of running
-the step again, so work continues from the last finished step. The last step's fields mark an item
-finished. A step that produces nothing (a pure filter) is simply run again on resume.
+The fields a step fills in are listed in ``produces``; where the outputs go is the runner's
+:class:`StepStore`. The paper build's :class:`StepFolder` saves each as ``<field>.json`` once the
+step has run and, on a resumed build, loads them back instead of running the step again, so work
+continues from the last finished step; the last step's fields mark an item finished. A step that
+produces nothing (a pure filter) is simply run again on resume. ARES keeps nothing per document
+(:data:`KEEP_NOTHING`: a corpus has hundreds of thousands; it resumes by shard).
+
+:func:`run_item` is the one place both builds turn an item's run into its outcome: the last
+record, a :class:`~papergym.records.Drop` (a step's Reject, or output still invalid after the LLM
+layer's repairs: ``llm:output``), or a :class:`~papergym.records.BuildFailure` when the endpoint
+failed (not a drop: the next run retries the item). :func:`drops_by_step` counts drops per step
+and reason for both builds' summaries and cards.
 
 Adding a recipe means writing its record, its steps and a list; the runner does not change. An
 ARES-like recipe over plain documents, for instance::
@@ -36,17 +44,33 @@ ARES-like recipe over plain documents, for instance::
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
 from papergym.jsonl import write_text_atomic
+from papergym.llm.types import (
+    BudgetExceededError,
+    LLMError,
+    LLMOutputError,
+    LLMTransportError,
+    LLMTruncatedError,
+)
+from papergym.records import BuildFailure, Drop
+from papergym.redact import redact
 
 R = TypeVar("R", bound=BaseModel)
+MAX_REASON_CHARS = 500
+REASON_SHOWN_CHARS = 90
+"""Drop reasons are counted (summaries, the ARES card) on their first 90 characters."""
+ProgressHook = Callable[[str, int | None, str], None]
+"""A runner's progress: (step, total, item); the first call of a step gives its total (None:
+not known), each later one (total None) says one more ``item`` passed it."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +115,32 @@ def dump_record(value: Any, adapter: TypeAdapter[Any] | None = None) -> str:
     return adapter.dump_json(value, indent=1, exclude_computed_fields=True).decode("utf-8")
 
 
+class StepStore(Protocol):
+    """Where a runner keeps an item's step outputs: loaded back instead of running a finished
+    step again, saved once a step has run."""
+
+    def load(self, record: R, step: Step[R]) -> R | None:
+        """``record`` with the step's saved outputs, or None when the step has not finished."""
+        ...
+
+    def save(self, record: R, step: Step[R]) -> None:
+        """Keep the outputs of the step that just made ``record``."""
+        ...
+
+
+class KeepNothing:
+    """A store that keeps no step output: every step runs (ARES, which resumes by shard)."""
+
+    def load(self, record: R, step: Step[R]) -> R | None:
+        return None
+
+    def save(self, record: R, step: Step[R]) -> None:
+        return None
+
+
+KEEP_NOTHING = KeepNothing()
+
+
 @dataclass(frozen=True)
 class StepFolder:
     """Where one item's step outputs live (``papers/<id>/`` for a paper)."""
@@ -122,21 +172,77 @@ class StepFolder:
 
 
 async def run_steps(
-    record: R, steps: Sequence[Step[R]], folder: StepFolder
+    record: R, steps: Sequence[Step[R]], store: StepStore = KEEP_NOTHING
 ) -> tuple[R, Reject | None]:
-    """Run ``steps`` from the first one not finished in ``folder``; the last record and the drop.
+    """Run ``steps`` from the first one not finished in ``store``; the last record and the drop.
 
     A returned Reject always names its step. Exceptions (an endpoint's failure) propagate with
     every finished step saved, so the next run starts where this one stopped.
     """
     for step in steps:
-        loaded = folder.load(record, step)
+        loaded = store.load(record, step)
         if loaded is not None:
             record = loaded
             continue
         result = await step.run(record)
         if isinstance(result, Reject):
             return record, replace(result, step=result.step or step.name)
-        folder.save(result, step)
+        store.save(result, step)
         record = result
     return record, None
+
+
+# --- an item's outcome ---------------------------------------------------------------------------
+
+
+def first_line(error: BaseException) -> str:
+    """An error's first line, redacted and bounded, as a drop or failure reason."""
+    lines = str(error).strip().splitlines()
+    return redact(lines[0] if lines else type(error).__name__)[:MAX_REASON_CHARS]
+
+
+def model_reason(text: str) -> str:
+    """A model's stated reason on one line, redacted and bounded, as a drop reason holds it."""
+    return redact(" ".join(text.split()))[:MAX_REASON_CHARS]
+
+
+def failure_step(error: LLMError) -> str:
+    """The step a failure of the endpoint is recorded under (``llm:transport``...)."""
+    if isinstance(error, LLMTransportError):
+        return "llm:transport"
+    if isinstance(error, LLMTruncatedError):
+        return "llm:truncated"
+    if isinstance(error, BudgetExceededError):
+        return "llm:budget"
+    return "llm:error"
+
+
+async def run_item(
+    record: R, steps: Sequence[Step[R]], store: StepStore, *, source: str, item_id: str
+) -> R | Drop | BuildFailure:
+    """Run an item (``item_id``, read from ``source``) through ``steps``: the last record when
+    every step passed it, else the Drop or the BuildFailure it ends as (see the module's doc)."""
+    try:
+        record, reject = await run_steps(record, steps, store)
+    except LLMOutputError as error:  # still no valid output after the LLM layer's repairs
+        reject = Reject(first_line(error), step="llm:output")
+    except LLMError as error:  # the endpoint's failure: retried on the next run
+        return BuildFailure(
+            source=source, step=failure_step(error), reason=first_line(error), paper_id=item_id
+        )
+    if reject is None:
+        return record
+    return Drop(
+        source=source, step=reject.step or "build", reason=redact(reject.reason), paper_id=item_id
+    )
+
+
+def drops_by_step(
+    drops: Iterable[Drop | BuildFailure], kind: Callable[[str], str] | None = None
+) -> Counter[tuple[str, str]]:
+    """How many items each step dropped (or the endpoint failed), by reason: the reason's
+    ``kind`` when given (ARES counts ``min_words``, not each count of words), its first
+    :data:`REASON_SHOWN_CHARS` characters."""
+    return Counter(
+        (d.step, (kind(d.reason) if kind else d.reason)[:REASON_SHOWN_CHARS]) for d in drops
+    )

@@ -11,12 +11,12 @@ from papergym.embed import embed
 from papergym.fakellm import FakeOpenAIServer, Responder
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.recipes.ares.build import AresJob
 from papergym.recipes.ares.documents import Document
 from papergym.recipes.ares.pipeline import ares_steps
 from papergym.recipes.ares.record import AresDraft
 from papergym.recipes.ares.scripted import AresScript
 from papergym.recipes.steps import Reject, StepFolder, run_steps
-from papergym.settings.models import PaperGymConfig
 
 
 @dataclass
@@ -39,13 +39,13 @@ def run_documents(
     folder: Path,
     *,
     faults: Sequence[str] = (),
-    config: PaperGymConfig | None = None,
+    config: AresJob | None = None,
     offline: bool = False,
     responder: Responder | None = None,
 ) -> tuple[list[Outcome], int]:
     """Each document through the ARES steps (its outputs saved under ``folder/<id>``), and the
     number of chat requests the server answered."""
-    config = config or PaperGymConfig()
+    config = config or AresJob()
     script = responder or AresScript(frozenset(faults))
     with FakeOpenAIServer(responder=script) as server:
         llm_config = LLMConfig(
@@ -55,7 +55,7 @@ def run_documents(
         async def go() -> list[Outcome]:
             client = None if offline else LLMClient(llm_config)
             try:
-                steps = ares_steps(config, client, embed)
+                steps = ares_steps(config.ares, config.audit, client, embed)
                 outcomes = []
                 for doc in documents:
                     draft, reject = await run_steps(

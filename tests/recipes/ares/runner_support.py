@@ -15,9 +15,9 @@ from papergym.fakellm import FakeOpenAIServer
 from papergym.fakellm.completions import RawResponse, error_response
 from papergym.jsonl import read_jsonl
 from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.recipes.ares.build import AresJob
 from papergym.recipes.ares.scripted import AresScript
 from papergym.records import Instance
-from papergym.settings.models import PaperGymConfig
 
 SHORT = "Too short to ask anything about."
 FLAKY = "FLAKY"  # a document holding this word gets 500s from a FlakyScript server
@@ -58,7 +58,7 @@ class FlakyScript:
 
 def llm_config(
     server: FakeOpenAIServer, cache_dir: Path | None, retries: int = 2, **ares: Any
-) -> PaperGymConfig:
+) -> AresJob:
     llm = LLMConfig(
         default=BackendConfig(
             model="m", base_url=server.base_url, retry_base_delay=0.01, max_retries=retries
@@ -66,7 +66,7 @@ def llm_config(
         cache=cache_dir is not None,
         cache_dir=cache_dir,
     )
-    return PaperGymConfig(llm=llm, ares=PaperGymConfig().ares.model_copy(update=ares))
+    return AresJob(llm=llm, ares=AresJob().ares.model_copy(update=ares))
 
 
 @contextmanager

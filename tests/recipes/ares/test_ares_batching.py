@@ -16,10 +16,9 @@ import pytest
 from papergym.embed import embed
 from papergym.jsonl import read_jsonl
 from papergym.recipes.ares.batching import BatchingEmbedder
-from papergym.recipes.ares.build import make_runner, open_corpus
+from papergym.recipes.ares.build import AresJob, make_runner, open_corpus
 from papergym.recipes.ares.domains import EmbeddingDomains
 from papergym.recipes.ares.record import AresDraft
-from papergym.settings.models import PaperGymConfig
 
 DEMO = Path(__file__).resolve().parents[3] / "examples" / "corpus"
 
@@ -68,7 +67,7 @@ def test_a_failed_call_is_raised_in_its_caller_and_frees_the_slot() -> None:
 def test_the_runner_batches_and_chooses_the_domains_of_one_call_per_document(
     tmp_path: Path,
 ) -> None:
-    config = PaperGymConfig.model_validate(
+    config = AresJob.model_validate(
         {"ares": {"prefilter": False, "shard_size": 5}, "build": {"limit": 10}}
     )
     calls = 0

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from papergym.audit.settings import AuditSection
 from papergym.embed import embed
+from papergym.recipes.ares.build import AresJob
 from papergym.recipes.ares.cogenerate import cogeneration_schema
 from papergym.recipes.ares.domains import EmbeddingDomains, chunks, nearest_domain
 from papergym.recipes.ares.pipeline import ares_steps, needs_llm, reason_kind
@@ -26,13 +27,13 @@ from papergym.recipes.ares.verify_rubric import (
     weight_problem,
 )
 from papergym.recipes.steps import Reject
-from papergym.settings.models import PaperGymConfig
 
 SECTION = AresSection()
 
 
 def test_offline_steps_are_the_prefilter_and_the_embedding_domain(tmp_path: Path) -> None:
-    steps = ares_steps(PaperGymConfig(), None, embed)
+    job = AresJob()
+    steps = ares_steps(job.ares, job.audit, None, embed)
     assert [s.name for s in steps] == ["prefilter", "domain"]
     outcomes, calls = run_documents(
         [document(), document(SWITCH, "switch"), document("Too short.", "short")],
@@ -47,7 +48,7 @@ def test_offline_steps_are_the_prefilter_and_the_embedding_domain(tmp_path: Path
     assert choice is not None and choice.method == "embedding" and choice.default_persona
     assert choice.score is not None and 0 < choice.score <= 1
     assert short.drop[0] == "prefilter"
-    line = needs_llm(PaperGymConfig())
+    line = needs_llm()
     assert "\n" not in line and "--llm-config" in line and "classify" in line
 
 

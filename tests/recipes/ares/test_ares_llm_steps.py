@@ -9,10 +9,10 @@ import pytest
 from ares_support import run_documents
 from ares_texts import GOOD, document
 
+from papergym.recipes.ares.build import AresJob
 from papergym.recipes.ares.pipeline import reason_kind, to_instance
 from papergym.recipes.ares.scripted import AresScript
 from papergym.recipes.ares.settings import AresSection
-from papergym.settings.models import PaperGymConfig
 
 
 def test_a_good_document_becomes_a_weighted_instance_in_five_calls(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_each_fault_drops_at_its_step_with_its_reason(
 
 def test_duplicates_are_named_and_a_leaked_criterion_alone_is_removed(tmp_path: Path) -> None:
     # with a lower minimum the leaked criteria leave the rubric and the rest is kept
-    config = PaperGymConfig(ares=AresSection(min_criteria=2, min_coverage=0.0))
+    config = AresJob(ares=AresSection(min_criteria=2, min_coverage=0.0))
     (outcome,), _ = run_documents([document()], tmp_path / "leak", faults=["leak"], config=config)
     assert outcome.kept, outcome.reject
     assert outcome.draft.qa_check is not None and len(outcome.draft.qa_check.leaked) == 2
@@ -79,7 +79,7 @@ def test_duplicates_are_named_and_a_leaked_criterion_alone_is_removed(tmp_path: 
 
 
 def test_a_pitfall_is_optional_outside_the_pitfall_domains(tmp_path: Path) -> None:
-    config = PaperGymConfig(ares=AresSection(pitfall_domains=[]))
+    config = AresJob(ares=AresSection(pitfall_domains=[]))
     (outcome,), _ = run_documents([document()], tmp_path, faults=["no_pitfalls"], config=config)
     assert outcome.kept and not to_instance(outcome.draft).rubric.pitfalls
 
@@ -89,13 +89,13 @@ def test_the_prefilter_saves_the_classifier_call(tmp_path: Path) -> None:
     (outcome,), calls = run_documents([short], tmp_path / "on")
     assert outcome.drop[0] == "prefilter" and reason_kind(outcome.drop[1]) == "min_words"
     assert calls == 0
-    config = PaperGymConfig(ares=AresSection(prefilter=False))
+    config = AresJob(ares=AresSection(prefilter=False))
     (outcome,), calls = run_documents([short], tmp_path / "off", config=config)
     assert outcome.drop == ("classify", outcome.drop[1]) and calls == 1
 
 
 def test_domain_by_embedding_saves_the_domain_call(tmp_path: Path) -> None:
-    config = PaperGymConfig(ares=AresSection(domain_by="embedding"))
+    config = AresJob(ares=AresSection(domain_by="embedding"))
     (outcome,), calls = run_documents([document()], tmp_path, config=config)
     assert outcome.kept and calls == 4
     assert outcome.draft.domain_choice is not None
@@ -109,7 +109,7 @@ def test_the_script_refuses_unknown_faults() -> None:
 
 def test_long_documents_are_cut_in_the_prompts(tmp_path: Path) -> None:
     long = document(GOOD + "\n\n" + " ".join(f"word{i} is here." for i in range(2000)), "long")
-    config = PaperGymConfig(ares=AresSection(max_prompt_words=300, max_duplicate_lines=1.0))
+    config = AresJob(ares=AresSection(max_prompt_words=300, max_duplicate_lines=1.0))
     (outcome,), _ = run_documents([long], tmp_path, config=config)
     assert outcome.kept, outcome.reject
 

@@ -17,13 +17,12 @@ from runner_support import instances, llm_config, scripted_server, write_corpus
 from typer.testing import CliRunner
 
 from papergym.cli import app
-from papergym.recipes.ares.build import open_corpus, run_shards
+from papergym.recipes.ares.build import AresJob, open_corpus, run_shards
 from papergym.recipes.ares.distributed import run_datatrove_local, run_task
 from papergym.recipes.ares.shards import ShardStore
-from papergym.settings.models import PaperGymConfig
 
 
-def single_process(corpus: Path, out: Path, config: PaperGymConfig) -> None:
+def single_process(corpus: Path, out: Path, config: AresJob) -> None:
     asyncio.run(run_shards(open_corpus([corpus], config.ares), out, config))
 
 

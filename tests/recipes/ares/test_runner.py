@@ -19,14 +19,13 @@ from runner_support import (
 
 from papergym.jsonl import read_jsonl
 from papergym.llm.client import LLMClient
-from papergym.recipes.ares.build import make_runner, open_corpus, run_shards
+from papergym.recipes.ares.build import AresJob, make_runner, open_corpus, run_shards
 from papergym.recipes.ares.corpus import Corpus
 from papergym.recipes.ares.record import AresDraft
 from papergym.recipes.ares.runner import AresRunner
 from papergym.recipes.ares.shards import ShardStore
 from papergym.recipes.steps import Reject, Step
 from papergym.records import BuildFailure, Drop
-from papergym.settings.models import PaperGymConfig
 
 
 class Counting:
@@ -211,7 +210,7 @@ def test_endpoint_failures_are_retried_next_run_not_dropped(tmp_path: Path) -> N
 
 def test_offline_runs_the_offline_steps_and_keeps_drafts(tmp_path: Path) -> None:
     corpus_path = write_corpus(tmp_path / "c.jsonl", 4)
-    config = PaperGymConfig.model_validate({"ares": {"shard_size": 2}})
+    config = AresJob.model_validate({"ares": {"shard_size": 2}})
     result = asyncio.run(
         run_shards(open_corpus([corpus_path], config.ares), tmp_path / "o", config)
     )

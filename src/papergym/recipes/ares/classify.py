@@ -16,9 +16,7 @@ from papergym.llm.client import LLMClient
 from papergym.llm.types import Role
 from papergym.recipes.ares.prompting import excerpt, parsed_or_reject, prompt
 from papergym.recipes.ares.record import AresDraft, Suitability
-from papergym.recipes.pipeline import MAX_REASON_CHARS
-from papergym.recipes.steps import Reject
-from papergym.redact import redact
+from papergym.recipes.steps import Reject, model_reason
 
 ROLE: Role = "extractor"
 
@@ -53,7 +51,7 @@ class Classifier:
         answer = await parsed_or_reject(call)
         if isinstance(answer, Reject):
             return answer
-        reason = redact(" ".join(answer.reason.split()))[:MAX_REASON_CHARS]
+        reason = model_reason(answer.reason)
         if not answer.suitable:
             return Reject(f"unsuitable: {reason or 'no reason given'}")
         verdict = Suitability(suitable=True, reason=reason)

@@ -37,23 +37,20 @@ from typing import Any
 
 from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
+from papergym.llm.config import LLMConfig
 from papergym.llm.types import Usage
 from papergym.llm.usage import UsageRow, UsageTracker
 from papergym.recipes.ares.build import (
+    AresJob,
     ares_mode,
     ares_settings,
     open_corpus,
     run_shards,
     summarise,
 )
-from papergym.recipes.ares.output import (
-    check_ares_output,
-    check_corpus,
-    record_corpus,
-    start_ares_output,
-)
+from papergym.recipes.ares.output import check_ares_output, check_corpus, record_corpus
 from papergym.recipes.ares.runner import AresResult
-from papergym.settings.models import PaperGymConfig
+from papergym.recipes.output import start_output
 
 USAGE_FOLDER = "usage"  # per task: the LLM usage of its latest run, summed for the summary
 LOGS_FOLDER = "datatrove"
@@ -80,18 +77,18 @@ def _task_class() -> type[Any]:
         type = "PaperGym"
 
         def __init__(
-            self, paths: Sequence[str], out: str, config_json: str, command: int | None = None
+            self, paths: Sequence[str], out: str, job_json: str, command: int | None = None
         ) -> None:
             super().__init__()
             self.paths = list(paths)
             self.out = out
-            self.config_json = config_json  # plain data: the task may run on another node
+            self.job_json = job_json  # plain data: the task may run on another node
             self.command = command  # the local command's pid: the task ends when it ends
 
         def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Generator[Any]:
             if self.command is not None:
                 follow(self.command)
-            result = run_task(self.paths, self.out, self.config_json, rank, world_size)
+            result = run_task(self.paths, self.out, self.job_json, rank, world_size)
             self.stat_update("kept", value=result.kept_this_run)
             if data:
                 yield from data
@@ -100,36 +97,38 @@ def _task_class() -> type[Any]:
 
 
 def run_task(
-    paths: Sequence[str], out: str, config_json: str, rank: int, world_size: int
+    paths: Sequence[str], out: str, job_json: str, rank: int, world_size: int
 ) -> AresResult:
-    """What one task does (also callable without datatrove): its shards, then its usage file."""
-    config = PaperGymConfig.model_validate_json(config_json)
-    corpus = open_corpus([Path(p) for p in paths], config.ares)
+    """What one task does (also callable without datatrove): its shards, then its usage file.
+    ``job_json`` is the build's :class:`~.build.AresJob` as JSON."""
+    job = AresJob.model_validate_json(job_json)
+    corpus = open_corpus([Path(p) for p in paths], job.ares)
 
     def owns(shard: int) -> bool:
         return shard % world_size == rank
 
-    result = asyncio.run(run_shards(corpus, Path(out), config, owns=owns))
+    result = asyncio.run(run_shards(corpus, Path(out), job, owns=owns))
     if result.usage is not None:
         usage = json.dumps(result.usage.as_dict(), indent=1)
         write_text_atomic(Path(out) / USAGE_FOLDER / f"{rank:05d}.json", usage)
     return result
 
 
-def prepare(paths: Sequence[Path], out: Path, config: PaperGymConfig) -> None:
+def prepare(paths: Sequence[Path], out: Path, job: AresJob, config_yaml: str | None = None) -> None:
     """What ``papergym build`` does before any task runs: check the corpus files and the output
-    folder (one-line BadInputError), then record the build's settings. Call it before launching
-    an executor yourself (Slurm, Ray)."""
-    settings = ares_settings(config, ares_mode(config))
+    folder (one-line BadInputError), then record the build's settings (and ``config_yaml``, the
+    resolved configuration, as config.yaml). Call it before launching an executor yourself
+    (Slurm, Ray)."""
+    settings = ares_settings(job, ares_mode(job))
     check_ares_output(out, settings)
-    corpus = open_corpus(paths, config.ares)
+    corpus = open_corpus(paths, job.ares)
     check_corpus(out, corpus)
-    start_ares_output(out, settings, config)
+    start_output(out, settings, config_yaml)
     record_corpus(out, corpus)
 
 
 def ares_pipeline(
-    paths: Sequence[Path], out: Path, config: PaperGymConfig, *, command: int | None = None
+    paths: Sequence[Path], out: Path, job: AresJob, *, command: int | None = None
 ) -> list[Any]:
     """The datatrove pipeline of an ARES build: one step, the ARES shards of the task's rank.
 
@@ -140,12 +139,12 @@ def ares_pipeline(
     """
     _require_datatrove()
     step = _task_class()(
-        [str(p.resolve()) for p in paths], str(out.resolve()), config.model_dump_json(), command
+        [str(p.resolve()) for p in paths], str(out.resolve()), job.model_dump_json(), command
     )
     return [step]
 
 
-def run_datatrove_local(paths: Sequence[Path], out: Path, config: PaperGymConfig) -> AresResult:
+def run_datatrove_local(paths: Sequence[Path], out: Path, job: AresJob) -> AresResult:
     """The build on datatrove's LocalPipelineExecutor: ``ares.tasks`` tasks, ``ares.workers``
     processes at once; the summary is read back from the shards, usage summed over tasks."""
     _require_datatrove()
@@ -154,16 +153,16 @@ def run_datatrove_local(paths: Sequence[Path], out: Path, config: PaperGymConfig
     shutil.rmtree(out / USAGE_FOLDER, ignore_errors=True)
     command = os.getpid()
     executor = LocalPipelineExecutor(
-        pipeline=ares_pipeline(paths, out, config, command=command),
-        tasks=config.ares.tasks,
-        workers=config.ares.workers,
+        pipeline=ares_pipeline(paths, out, job, command=command),
+        tasks=job.ares.tasks,
+        workers=job.ares.workers,
         logging_dir=str((out / LOGS_FOLDER).resolve()),
         skip_completed=False,
     )
     with children_follow(command):
         executor.run()
-    result = summarise(out, config, ares_mode(config))
-    result.usage = merged_usage(out, config) if config.llm.configured else None
+    result = summarise(out, job, ares_mode(job))
+    result.usage = merged_usage(out, job.llm) if job.llm.configured else None
     if result.usage is not None:
         result.kept_this_run = _kept_this_run(out)
     return result
@@ -252,9 +251,9 @@ def _kept_this_run(out: Path) -> int:
     return total
 
 
-def merged_usage(out: Path, config: PaperGymConfig) -> UsageTracker:
+def merged_usage(out: Path, llm: LLMConfig) -> UsageTracker:
     """Every task's usage of the latest run as one tracker (for the usage table)."""
-    tracker = UsageTracker(prices=dict(config.llm.prices))
+    tracker = UsageTracker(prices=dict(llm.prices))
     for path in sorted((out / USAGE_FOLDER).glob("*.json")):
         for row in json.loads(path.read_text(encoding="utf-8")):
             key = (str(row["stage"]), str(row["role"]), str(row["model"]))

@@ -2,10 +2,12 @@
 
 ``build.yaml`` holds :class:`AresSettings` (what decides the output); a folder built with other
 settings is refused naming each key that differs, as for paper builds
-(:mod:`papergym.recipes.output`), whose rules for the models apply: each role's model and where
-it is served (an earlier release's build.yaml without endpoints resumes without comparing them). ``corpus.json`` holds the corpus files and their sizes: rows
-are numbered by their position in the corpus, so a corpus changed under a build (but for files
-added after the others, or rows appended to the last one) would move rows between shards.
+(:mod:`papergym.recipes.output`, which also writes it: ``start_output``), whose rules for the
+models apply: each role's model and where it is served (an earlier release's build.yaml without
+endpoints resumes without comparing them). ``corpus.json`` holds the corpus files and their
+sizes: rows are numbered by their position in the corpus, so a corpus changed under a build (but
+for files added after the others, or rows appended to the last one) would move rows between
+shards.
 """
 
 from __future__ import annotations
@@ -22,10 +24,8 @@ from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.recipes.ares.corpus import Corpus
 from papergym.recipes.ares.shards import Mode, ShardStore
-from papergym.recipes.output import SETTINGS_FILE, UNRECORDED_BEFORE, refusal
+from papergym.recipes.output import SETTINGS_FILE, UNRECORDED_BEFORE, refuse_changes
 from papergym.runfolder import check_output_path, differences, is_empty
-from papergym.settings.load import save_config
-from papergym.settings.models import PaperGymConfig
 
 # --- settings: what a resumed build must match ---------------------------------------------------
 
@@ -67,20 +67,12 @@ def check_ares_output(out: Path, settings: AresSettings) -> bool:
     without = frozenset({"models", "endpoints"}) if old.mode == "offline" else frozenset()
     without |= frozenset(key for key in UNRECORDED_BEFORE if key not in previous)
     changes = differences(old.identity(without), settings.identity(without), "(none)", group=True)
-    if changes:
-        raise BadInputError(out, refusal("an ARES build", changes))
+    refuse_changes(out, "ARES build", changes)
     if old.mode == "llm" and settings.mode == "offline":
         raise BadInputError(
             out, "output folder holds an LLM build; an offline run would add nothing to it"
         )
     return True
-
-
-def start_ares_output(out: Path, settings: AresSettings, config: PaperGymConfig | None) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out / SETTINGS_FILE, yaml.safe_dump(settings.model_dump(), sort_keys=False))
-    if config is not None:
-        save_config(out, config)
 
 
 CORPUS_FILE = "corpus.json"

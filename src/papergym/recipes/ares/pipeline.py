@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from papergym.audit.overlap import Embedder
+from papergym.audit.settings import AuditSection
 from papergym.embed import embed
 from papergym.llm.client import LLMClient
 from papergym.recipes.ares.classify import Classifier
@@ -36,17 +37,19 @@ from papergym.recipes.ares.verify_qa import QAVerifier
 from papergym.recipes.ares.verify_rubric import RubricVerifier
 from papergym.recipes.steps import Reject, Step, in_thread
 from papergym.records import Criterion, Instance, Rubric, content_hash
-from papergym.settings.models import PaperGymConfig
 
 DOMAIN_FIELDS = ("domain", "persona", "domain_choice")
 LLM_STEPS = ("classify", "cogenerate", "verify_qa", "verify_rubric")
 
 
 def ares_steps(
-    config: PaperGymConfig, client: LLMClient | None, embedder: Embedder = embed
+    section: AresSection,
+    audit: AuditSection,
+    client: LLMClient | None,
+    embedder: Embedder = embed,
 ) -> list[Step[AresDraft]]:
-    """The ARES steps for ``config``; with ``client`` None only those that need no LLM."""
-    section = config.ares
+    """The ARES steps of ``section`` (``audit``: the leakage screen's thresholds); with
+    ``client`` None only those that need no LLM."""
     steps: list[Step[AresDraft]] = []
     if section.prefilter:
         steps.append(Step("prefilter", in_thread(prefilter_step(section))))
@@ -62,9 +65,7 @@ def ares_steps(
         Step("classify", Classifier(client, section.max_classify_words).run, ("suitability",)),
         domain_step,
         Step("cogenerate", CoGenerator(client, section).run, ("qa",)),
-        Step(
-            "verify_qa", QAVerifier(client, section, config.audit, embedder).run, ("qa", "qa_check")
-        ),
+        Step("verify_qa", QAVerifier(client, section, audit, embedder).run, ("qa", "qa_check")),
         Step(
             "verify_rubric", RubricVerifier(client, section, embedder).run, ("qa", "rubric_check")
         ),
@@ -81,7 +82,7 @@ def prefilter_step(section: AresSection) -> Callable[[AresDraft], AresDraft | Re
     return run
 
 
-def needs_llm(config: PaperGymConfig) -> str:
+def needs_llm() -> str:
     """The one line an offline ARES build ends with: what the remaining steps need."""
     return (
         f"ARES's {', '.join(LLM_STEPS)} steps need an LLM: pass --llm-config FILE, or --base-url "

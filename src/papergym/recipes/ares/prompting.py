@@ -16,8 +16,7 @@ from string import Template
 from typing import TypeVar
 
 from papergym.llm.types import LLMOutputError, Message
-from papergym.recipes.pipeline import first_line
-from papergym.recipes.steps import Reject
+from papergym.recipes.steps import Reject, first_line
 
 T = TypeVar("T")
 

@@ -31,7 +31,6 @@ from pydantic import BaseModel
 
 from papergym.jsonl import iter_jsonl
 from papergym.llm.client import LLMClient
-from papergym.llm.types import LLMError, LLMOutputError
 from papergym.llm.usage import UsageTracker
 from papergym.recipes.ares.corpus import Corpus, Entry
 from papergym.recipes.ares.dedup import drop_later_duplicates, duplicate_drop
@@ -44,16 +43,12 @@ from papergym.recipes.ares.shards import (
     ShardText,
     text_key,
 )
-from papergym.recipes.pipeline import first_line
-from papergym.recipes.runner import _failure_step
-from papergym.recipes.steps import Reject, Step
+from papergym.recipes.steps import KEEP_NOTHING, ProgressHook, Step, drops_by_step, run_item
 from papergym.records import BuildFailure, Drop
-from papergym.redact import redact
 
 R = TypeVar("R", bound=BaseModel)
 MAX_OPEN_SHARDS = 4  # shards in flight at once: bounds what is buffered behind a slow document
 READ_BATCH = 64  # rows read per hop to the reading thread
-ProgressHook = Callable[[str, int | None, str], None]
 
 
 # --- one run -------------------------------------------------------------------------------------
@@ -76,6 +71,7 @@ class AresResult:
     drops: Counter[tuple[str, str]] = field(default_factory=Counter)  # (step, reason) → count
     kept_this_run: int = 0
     usage: UsageTracker | None = None
+    resuming: bool = False  # the folder held this build before the run
 
 
 @dataclass
@@ -253,29 +249,17 @@ class AresRunner(Generic[R]):
 
     async def _outcome(self, document: Document) -> tuple[Outcome, str | None]:
         """The document's outcome, and its persona when it is kept (``persona_of``)."""
-        record = self.start(document)
-        for step in self.steps:
-            try:
-                result = await step.run(record)
-            except LLMOutputError as error:  # still invalid after the LLM layer's repairs
-                return self._drop(document, "llm:output", first_line(error)), None
-            except LLMError as error:  # the endpoint's failure: not a drop, retried next run
-                failure = BuildFailure(
-                    source=document.source,
-                    step=_failure_step(error),
-                    reason=redact(first_line(error)),
-                    paper_id=document.id,
-                )
-                return failure, None
-            if isinstance(result, Reject):
-                return self._drop(document, result.step or step.name, result.reason), None
-            record = result
-        persona = self.persona_of(record) if self.persona_of is not None else None
-        return self.finish(record), persona
-
-    @staticmethod
-    def _drop(document: Document, step: str, reason: str) -> Drop:
-        return Drop(source=document.source, step=step, reason=redact(reason), paper_id=document.id)
+        outcome = await run_item(
+            self.start(document),
+            self.steps,
+            KEEP_NOTHING,  # a document's steps run again when its shard is done again
+            source=document.source,
+            item_id=document.id,
+        )
+        if isinstance(outcome, Drop | BuildFailure):
+            return outcome, None
+        persona = self.persona_of(outcome) if self.persona_of is not None else None
+        return self.finish(outcome), persona
 
     # --- shards ------------------------------------------------------------------------------
 
@@ -346,8 +330,7 @@ def collect_result(store: ShardStore, mode: Mode) -> AresResult:
     for shard, record in sorted(mine.items()):
         if record.failed:
             result.failures.extend(store.read("failed", shard, BuildFailure))
-        for drop in _iter(store.path("dropped", shard), Drop):
-            result.drops[(drop.step, reason_kind(drop.reason)[:90])] += 1
+        result.drops += drops_by_step(_iter(store.path("dropped", shard), Drop), reason_kind)
     return result
 
 

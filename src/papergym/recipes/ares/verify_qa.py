@@ -28,9 +28,7 @@ from papergym.llm.types import Role
 from papergym.recipes.ares.prompting import excerpt, parsed_or_reject, prompt
 from papergym.recipes.ares.record import AresDraft, CoGenerated, DraftCriterion, QACheck
 from papergym.recipes.ares.settings import AresSection
-from papergym.recipes.pipeline import MAX_REASON_CHARS
-from papergym.recipes.steps import Reject
-from papergym.redact import redact
+from papergym.recipes.steps import Reject, model_reason
 
 ROLE: Role = "judge"
 
@@ -81,7 +79,7 @@ def screen_criteria(
 
 def qa_failure(verdict: QAVerdictOut) -> str | None:
     """The drop reason of a verifier's answer, or None when the pair passes every check."""
-    reason = redact(" ".join(verdict.reason.split()))[:MAX_REASON_CHARS] or "no reason given"
+    reason = model_reason(verdict.reason) or "no reason given"
     if not verdict.self_contained:
         return f"not_self_contained: {reason}"
     if not verdict.faithful:
@@ -132,7 +130,7 @@ class QAVerifier:
             self_contained=True,
             faithful=True,
             no_giveaway=True,
-            reason=redact(" ".join(verdict.reason.split()))[:MAX_REASON_CHARS],
+            reason=model_reason(verdict.reason),
             leaked=leaked,
         )
         return draft.model_copy(

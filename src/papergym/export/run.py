@@ -1,4 +1,5 @@
-"""``papergym export``: built instances → verl / TRL / Hugging Face / parquet, each with a card.
+"""``papergym export`` as a function (:func:`run_export`): built instances → verl / TRL / Hugging
+Face / parquet, each with a card (the command line, :mod:`papergym.cli.export`, prints the result).
 
 Reads ``BUILD_DIR/instances.jsonl`` (required) and, when present, what the card reports on, in
 the layout ``papergym build`` and ``papergym audit`` write:
@@ -11,9 +12,10 @@ the layout ``papergym build`` and ``papergym audit`` write:
 - ``build.yaml`` (the build's settings), else ``config.yaml`` / ``config.json`` (builds of
   earlier releases saved their settings there): the build configuration the card shows.
 
-Each format folder also gets ``config.yaml``: the export's own resolved configuration (``--split``
-is ``data.test_fraction``, ``--system-prompt`` ``data.system_prompt``, the keys training reads,
-so one config file gives the export and the training run the same split and prompt).
+Each format folder also gets ``config.yaml``: the export's own resolved configuration, as the
+caller gives its text (``--split`` is ``data.test_fraction``, ``--system-prompt``
+``data.system_prompt``, the keys training reads, so one config file gives the export and the
+training run the same split and prompt).
 
 The writers are imported when the command runs, not when the CLI starts, because ``pyarrow``
 and ``datasets`` are slow to import.
@@ -25,31 +27,15 @@ import json
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
 import yaml
 from pydantic import ValidationError
-from rich.markup import escape
-from rich.table import Table
 
-from papergym.cli.common import (
-    ConfigOption,
-    DebugOption,
-    JsonOption,
-    OverridesArgument,
-    flags,
-    reports_errors,
-    resolve,
-    stderr,
-    stdout,
-)
 from papergym.errors import BadInputError
 from papergym.export.common import ExportResult, check_split
-from papergym.jsonl import iter_json_lines, read_jsonl
+from papergym.jsonl import iter_json_lines, read_jsonl, write_text_atomic
 from papergym.records import Drop, Instance
-from papergym.settings.load import save_config
-from papergym.settings.models import PaperGymConfig
 
 INSTANCES_FILE = "instances.jsonl"
 DROPS_FILES: tuple[str, ...] = ("dropped.jsonl", "drops.jsonl")
@@ -58,6 +44,8 @@ BUILD_CARD_FILE = "card.json"
 LEAKAGE_FILE = "leakage.json"
 AUDIT_REPORT_FILE = "leakage_report.json"
 CONFIG_FILES: tuple[str, ...] = ("build.yaml", "config.yaml", "config.yml", "config.json")
+CONFIG_FILE = "config.yaml"
+"""The export's own resolved configuration, in each format's folder."""
 
 
 class ExportFormat(StrEnum):
@@ -199,9 +187,15 @@ def read_config(build_dir: Path) -> dict[str, Any]:
 
 
 def read_instances(
-    build_dir: Path, on_warning: Callable[[str], None] | None = None
+    build_dir: Path,
+    on_warning: Callable[[str], None] | None = None,
+    missing_note: Callable[[Path], str | None] | None = None,
 ) -> list[Instance]:
     """The instances to export; a missing, invalid or empty file is the user's error.
+
+    ``missing_note`` says, for a folder without instances.jsonl, what it holds and what to run
+    next (an unfinished ARES build: the command line passes the recipe's note; this package
+    sits below the recipes and does not import them).
 
     An instance id seen twice with different content is refused (one of the copies would
     be trained and scored under the wrong rubric); identical copies, as from concatenating
@@ -210,10 +204,8 @@ def read_instances(
     if not build_dir.is_dir():
         raise BadInputError(build_dir, "no such build folder")
     path = build_dir / INSTANCES_FILE
-    if not path.exists():
-        from papergym.recipes.ares.output import unfinished_note  # what an ARES folder holds
-
-        note = unfinished_note(build_dir)
+    if not path.exists() and missing_note is not None:
+        note = missing_note(build_dir)
         if note is not None:
             raise BadInputError(build_dir, note)
     first: dict[str, tuple[int, Instance]] = {}
@@ -265,10 +257,10 @@ def write_format(
     system_prompt: str | None,
     *,
     build_dir: Path | None = None,
-    resolved: PaperGymConfig | None = None,
+    config_yaml: str | None = None,
 ) -> ExportResult:
     """Write one format into ``out_dir`` (the verifiers package names itself after
-    ``build_dir`` and ships the ``resolved`` configuration)."""
+    ``build_dir`` and ships the resolved configuration, ``config_yaml``)."""
     if name == "verifiers":
         from papergym.export.verifiers import write_verifiers
 
@@ -278,7 +270,7 @@ def write_format(
             test_fraction=test_fraction,
             system_prompt=system_prompt,
             build_dir=build_dir,
-            resolved=resolved,
+            config_yaml=config_yaml,
         )
     if name == "verl":
         from papergym.export.verl import write_verl
@@ -309,14 +301,20 @@ def run_export(
     test_fraction: float | None = None,
     system_prompt: str | None = None,
     on_warning: Callable[[str], None] | None = None,
-    resolved: PaperGymConfig | None = None,
+    config_yaml: str | None = None,
+    missing_note: Callable[[Path], str | None] | None = None,
 ) -> list[ExportResult]:
     """Read the build folder and write every format with its card (the command, minus printing)
-    and, when given, the ``resolved`` configuration as config.yaml."""
+    and, when given, the resolved configuration (``config_yaml``) as config.yaml.
+
+    ``on_warning`` is told of what is exported but not as it was found (repeated instances);
+    ``missing_note`` explains a folder without instances.jsonl (see :func:`read_instances`).
+    Bad input (the folder, its files, the split, a target holding other files) is a
+    :class:`~papergym.errors.BadInputError`, raised before anything is written."""
     from papergym.export.card import write_card
 
     check_split(test_fraction)
-    instances = read_instances(build_dir, on_warning)
+    instances = read_instances(build_dir, on_warning, missing_note)
     drops = read_drops(build_dir)
     usage, leakage, config = read_usage(build_dir), read_leakage(build_dir), read_config(build_dir)
     builder_note = read_builder_note(build_dir)
@@ -333,7 +331,7 @@ def run_export(
             test_fraction,
             system_prompt,
             build_dir=build_dir,
-            resolved=resolved,
+            config_yaml=config_yaml,
         )
         write_card(
             target,
@@ -346,115 +344,7 @@ def run_export(
             formats=[name],
             splits=result.rows,
         )
-        if resolved is not None:
-            save_config(target, resolved)
+        if config_yaml is not None:
+            write_text_atomic(target / CONFIG_FILE, config_yaml)
         results.append(result)
     return results
-
-
-def _rows_text(rows: dict[str, int]) -> str:
-    if list(rows) == ["train"]:
-        return f"{rows['train']:,}"
-    return " / ".join(f"{n:,} {split}" for split, n in rows.items())
-
-
-def _print_summary(results: list[ExportResult], instances: int) -> None:
-    table = Table(title=f"Exported {instances:,} instance(s)", title_justify="left")
-    table.add_column("format", no_wrap=True)
-    table.add_column("rows", justify="right", no_wrap=True)
-    table.add_column("path", overflow="fold")
-    for result in results:
-        table.add_row(result.format, _rows_text(result.rows), str(result.path))
-    stdout.print(table)
-
-
-@reports_errors
-def export(
-    build_dir: Annotated[
-        Path,
-        typer.Argument(
-            help="Build folder holding instances.jsonl (and, for the card, dropped.jsonl, "
-            "build.yaml, card.json, leakage_report.json when present).",
-            show_default=False,
-        ),
-    ],
-    overrides: OverridesArgument = None,
-    config: ConfigOption = None,
-    formats: Annotated[
-        list[ExportFormat] | None,
-        typer.Option(
-            "--format",
-            "-f",
-            help="Format to write (repeatable): verl, trl, hf, parquet, verifiers (an "
-            "installable verifiers environment package), or all (verl, trl, hf and parquet). "
-            "Default: all.",
-            show_default=False,
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "-o",
-            "--out",
-            help="Output folder. Default: BUILD_DIR/export/<format>. With several formats, "
-            "each goes to OUT/<format>.",
-            show_default=False,
-        ),
-    ] = None,
-    split: Annotated[
-        float | None,
-        typer.Option(
-            "--split",
-            help="Sets data.test_fraction: the fraction of papers held out as a test split "
-            "(0-1), chosen by a stable hash of the paper id; writes test.parquet / a test split "
-            "beside train.",
-            show_default=False,
-        ),
-    ] = None,
-    system_prompt: Annotated[
-        str | None,
-        typer.Option(
-            "--system-prompt",
-            help="Sets data.system_prompt: a system message put before the question in verl "
-            "and TRL prompts.",
-            show_default=False,
-        ),
-    ] = None,
-    json_output: JsonOption = False,
-    debug: DebugOption = False,
-) -> None:
-    """Export built instances for verl, TRL, Hugging Face datasets, parquet or a verifiers environment, with a dataset card.
-
-    Each format gets its own folder with card.md, card.json and config.yaml (the resolved configuration; -c FILE and key=value arguments set data.test_fraction and data.system_prompt as --split and --system-prompt do). Exit code 2 when instances.jsonl is missing or invalid, or repeats an instance id with different content (identical copies are exported once, with a warning).
-    """
-    names = chosen_formats(formats)
-    resolved = resolve(
-        config,
-        overrides,
-        flags(
-            split=("data.test_fraction", "--split", split),
-            system_prompt=("data.system_prompt", "--system-prompt", system_prompt),
-        ),
-    )
-    results = run_export(
-        build_dir,
-        names,
-        out=out,
-        test_fraction=resolved.data.test_fraction,
-        system_prompt=resolved.data.system_prompt,
-        resolved=resolved,
-        on_warning=lambda message: stderr.print(
-            f"warning: {escape(message)}", highlight=False, soft_wrap=True
-        ),
-    )
-    instances = sum(r.total for r in results[:1])
-    if json_output:
-        payload = {
-            "build_dir": str(build_dir),
-            "instances": instances,
-            "split": resolved.data.test_fraction,
-            "exports": [r.as_dict() for r in results],
-        }
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-    else:
-        _print_summary(results, instances)
