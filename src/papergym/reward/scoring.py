@@ -35,6 +35,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from papergym.records import Normalisation, Polarity, Record, Score, Verdict
+from papergym.reward.settings import DEFAULT_ALPHA
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -48,9 +49,6 @@ __all__ = [
     "specific_score",
     "weighted_score",
 ]
-
-DEFAULT_ALPHA = 0.7
-"""The paper's weight on the specific pass."""
 
 NORMALISATIONS: tuple[Normalisation, ...] = ("positive", "absolute")
 SCORE_CLIP = (0.0, 1.0)
