@@ -36,6 +36,7 @@ import uvicorn
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 from papergym.adapters.openrlhf import payload, response_of
 from papergym.redact import redact
@@ -260,7 +261,7 @@ def create_app(
     ``POST /score`` and ``GET /health`` (``health()``'s fields). Each label (a ``/score`` item's
     ``ground_truth`` with its ``extra_info``) is read by the reward's ``input_of``.
 
-    ``load`` runs on a thread at startup (e.g. :func:`warm_up` of the judge); until it returns,
+    ``load`` runs on a thread at startup (e.g. loading the judge's model); until it returns,
     ``/health`` answers 503 and scoring requests wait. ``token``: the bearer token every path
     but ``/health`` requires. ``docs``: serve ``/docs``, ``/redoc`` and ``/openapi.json``.
     """
@@ -296,7 +297,7 @@ def create_app(
         found = await scores(request, pairs)
         if isinstance(found, Response):
             return found
-        return {"scores": [s.model_dump(mode="json") for s in found]}
+        return {"scores": [_as_json(s) for s in found]}
 
     def _instance(ground_truth: Any, extra_info: dict[str, Any] | None) -> Any:
         try:
@@ -307,6 +308,13 @@ def create_app(
             ) from None
 
     return app
+
+
+def _as_json(result: Any) -> Any:
+    """A result as JSON data: a pydantic record's own dump, else pydantic's for the type."""
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json")
+    return to_jsonable_python(result)
 
 
 def guarded_app(

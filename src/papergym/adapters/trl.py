@@ -11,7 +11,7 @@ trainer offers it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from papergym.adapters import loop
@@ -19,7 +19,7 @@ from papergym.reward_protocol import Reward
 
 LogMetric = Callable[[str, float], None]
 SyncFunction = Callable[..., list[float | None]]
-AsyncFunction = Callable[..., Awaitable[list[float | None]]]
+AsyncFunction = Callable[..., Coroutine[Any, Any, list[float | None]]]
 
 
 def completion_text(completion: Any) -> str:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -211,15 +212,8 @@ def _serve_rubric(settings: PaperGymConfig, token: str | None) -> int:
     if judge_kind(settings) == "llm":
         check_reachable(judge_llm_config(settings), "judge")
     reward = make_reward(settings)
-    serving = settings.serve
-    sock = bind(serving.host, serving.port)  # before anything is printed: a taken port is exit 2
-    return serve(
-        reward,
-        sock,
-        max_body_bytes=int(serving.max_body_mb * 1024 * 1024),
-        token=token,
-        docs=serving.docs,
-    )
+    sock, options = _listening(settings.serve, token)  # before anything is printed: exit 2
+    return serve(reward, sock, **options)
 
 
 def _serve_review(settings: PaperGymConfig, token: str | None) -> int:
@@ -230,12 +224,17 @@ def _serve_review(settings: PaperGymConfig, token: str | None) -> int:
     if reviewer_kind(settings.review, settings.llm) == "llm":  # before anything listens: exit 2
         check_reachable(settings.llm, "reviewer")
     review_reward = make_review_reward(settings.review, settings.llm, executor=review_workers())
-    serving = settings.serve
+    sock, options = _listening(settings.serve, token)
+    return serve_review(review_reward, sock, **options)
+
+
+def _listening(serving: ServeSection, token: str | None) -> tuple[socket.socket, dict[str, Any]]:
+    """The bound socket (a taken port is exit 2), and the options a server takes: its body
+    limit in bytes, token and docs switch."""
     sock = bind(serving.host, serving.port)
-    return serve_review(
-        review_reward,
-        sock,
-        max_body_bytes=int(serving.max_body_mb * 1024 * 1024),
-        token=token,
-        docs=serving.docs,
-    )
+    options = {
+        "max_body_bytes": int(serving.max_body_mb * 1024 * 1024),
+        "token": token,
+        "docs": serving.docs,
+    }
+    return sock, options

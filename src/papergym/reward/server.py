@@ -5,7 +5,6 @@ before the first request)."""
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable
 from typing import Any
 
 from papergym.adapters.server import DEFAULT_MAX_BODY_BYTES, run_server
@@ -16,32 +15,18 @@ from papergym.reward import runtime
 from papergym.reward.reward import Judge, RubricReward
 
 
-def create_app(
-    reward: RubricReward,
-    *,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    token: str | None = None,
-    docs: bool = False,
-    load: Callable[[], None] | None = None,
-    on_load_error: Callable[[str], None] | None = None,
-) -> Any:
-    """A FastAPI app serving ``reward`` (all scoring happens on the server's own event loop).
-
-    ``load`` runs on a thread at startup (e.g. :func:`warm_up` of the judge); until it returns,
-    ``/health`` answers 503 and scoring requests wait. ``token``: the bearer token every path
-    but ``/health`` requires. ``docs``: serve ``/docs``, ``/redoc`` and ``/openapi.json``.
-    Unscored answers get ``reward.unscored`` on ``/get_reward``.
-    """
+def create_app(reward: RubricReward, **options: Any) -> Any:
+    """A FastAPI app serving ``reward`` (all scoring happens on the server's own event loop):
+    :func:`papergym.adapters.server.create_app` with the judge's name in ``/health``, and
+    ``reward.unscored`` for unscored answers on ``/get_reward``. ``options``: that function's
+    ``max_body_bytes``, ``token``, ``docs``, ``load`` (e.g. :func:`warm_up` of the judge) and
+    ``on_load_error``."""
     return create_reward_app(
         reward,
         title="PaperGym rubric reward",
         health=lambda: {"judge": reward.judge.name},
         fallback=runtime.unscored_fallback,
-        max_body_bytes=max_body_bytes,
-        token=token,
-        docs=docs,
-        load=load,
-        on_load_error=on_load_error,
+        **options,
     )
 
 
