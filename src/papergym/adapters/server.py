@@ -283,7 +283,7 @@ def create_app(
         if not len(body.query) == len(body.prompts) == len(body.labels):
             raise HTTPException(422, "query, prompts and labels must have the same length")
         pairs = [
-            (_instance(label, None), response_of(query, prompt))
+            (_input(reward, label, None), response_of(query, prompt))
             for query, prompt, label in zip(body.query, body.prompts, body.labels, strict=True)
         ]
         found = await scores(request, pairs)
@@ -292,22 +292,23 @@ def create_app(
     @app.post("/score", response_model=None)
     async def score(body: ScoreRequest, request: Request) -> dict[str, Any] | Response:
         pairs = [
-            (_instance(item.ground_truth, item.extra_info), item.answer) for item in body.items
+            (_input(reward, item.ground_truth, item.extra_info), item.answer) for item in body.items
         ]
         found = await scores(request, pairs)
         if isinstance(found, Response):
             return found
         return {"scores": [_as_json(s) for s in found]}
 
-    def _instance(ground_truth: Any, extra_info: dict[str, Any] | None) -> Any:
-        try:
-            return reward.input_of(ground_truth, extra_info)
-        except Exception as error:  # a bad label is the client's error: 422 with the reason
-            raise HTTPException(
-                422, f"invalid ground truth: {str(error).splitlines()[0]}"
-            ) from None
-
     return app
+
+
+def _input(reward: Reward[Any, Any], ground_truth: Any, extra_info: dict[str, Any] | None) -> Any:
+    """The reward's input from a request's label; a bad label is the client's error: 422 with
+    the reason."""
+    try:
+        return reward.input_of(ground_truth, extra_info)
+    except Exception as error:
+        raise HTTPException(422, f"invalid ground truth: {str(error).splitlines()[0]}") from None
 
 
 def _as_json(result: Any) -> Any:
