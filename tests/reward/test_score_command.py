@@ -230,7 +230,7 @@ def test_truncated_answers_are_counted(built: Path, tmp_path: Path) -> None:
 def test_check_reward_strict_and_more_flags(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from papergym.reward import command
+    from papergym.cli import check_reward as command
 
     monkeypatch.setattr(command, "FLAGS_SHOWN", 1)  # 3 instances instead of 11: a fast test
     # the offline judge is fooled by the criteria list on every instance: all are flagged

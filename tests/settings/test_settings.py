@@ -164,7 +164,7 @@ def test_score_flag_and_key_give_the_same_config_saved_beside_the_scores(
         saved.append(config.resolved())
         raise NoJudge  # the resolved config is all this test needs
 
-    monkeypatch.setattr("papergym.reward.command.make_reward", stop)
+    monkeypatch.setattr("papergym.cli.score.make_reward", stop)
     base = ["score", str(instances), str(answers), "-o", str(tmp_path / "s.jsonl")]
     for extra in (
         ["--judge", "offline", "--alpha", "0.25", "--max-answer-chars", "9"],
@@ -182,7 +182,7 @@ def test_serve_reward_flags_are_serve_keys(monkeypatch: pytest.MonkeyPatch) -> N
         seen.append(config)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("papergym.reward.command.make_reward", stop)
+    monkeypatch.setattr("papergym.cli.serve_reward.make_reward", stop)
     runner.invoke(app, ["serve-reward", "--port", "0", "--host", "0.0.0.0", "--docs"])
     runner.invoke(app, ["serve-reward", "serve.port=0", "serve.host=0.0.0.0", "serve.docs=true"])
     assert len(seen) == 2 and seen[0] == seen[1] and seen[0].serve.port == 0

@@ -20,8 +20,9 @@ gives no reward (``value`` None, the reason says why). Either way the adapters l
 the reward is built from the configuration) is cut to it before anything else is done with it,
 as the rubric reward cuts answers, and its score says ``answer_truncated``.
 
-Repeated texts are reviewed once: scores are kept in a bounded LRU keyed by the text and the
-reviewer's identity, and concurrent duplicates share one review. A score with a review whose
+Repeated texts are reviewed once: scores are kept in the rubric reward's bounded LRU
+(:class:`~papergym.reward.cache.ScoreCache`) keyed by the text and the reviewer's identity,
+and concurrent duplicates share one review. A score with a review whose
 endpoint failed is never kept: the failure says nothing about the text, and the next request for
 it asks the endpoint again.
 """
@@ -31,8 +32,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections import OrderedDict
-from collections.abc import Sequence
+import statistics
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -41,9 +42,7 @@ from papergym.llm.structured import strip_reasoning
 from papergym.records import Record
 from papergym.review.records import ICLR, PaperReview, UnscoredReview, VenueScale, scale_value
 from papergym.review.reviewer import UNREACHABLE, Reviewer, off_loop, unreachable
-
-DEFAULT_CACHE_SIZE = 4096
-"""Scores kept in memory (a score is a few numbers; the reviews themselves are not kept)."""
+from papergym.reward.cache import DEFAULT_CACHE_SIZE, ScoreCache
 
 Partial = Literal["flag", "unscored"]
 """What a text scored from fewer reviews than asked gets (see the module docstring)."""
@@ -82,6 +81,11 @@ class ReviewScore(Record):
     @property
     def scored(self) -> bool:
         return self.value is not None
+
+    @property
+    def unscored_reason(self) -> str | None:
+        """Why the text is unscored (None when it was scored)."""
+        return None if self.scored else self.reason
 
 
 def _first_reasons(unscored: Sequence[UnscoredReview]) -> list[str]:
@@ -165,7 +169,8 @@ def reviewer_name(reviewer: Reviewer) -> str:
 
 @dataclass
 class ReviewReward:
-    """Reviews texts with ``reviewer`` and rewards their mean rating, scaled to [0, 1]."""
+    """Reviews texts with ``reviewer`` and rewards their mean rating, scaled to [0, 1]. A
+    :class:`~papergym.reward_protocol.Reward` whose input is ignored (the answer is the paper)."""
 
     reviewer: Reviewer
     scale: VenueScale = ICLR
@@ -175,9 +180,7 @@ class ReviewReward:
     max_answer_chars: int | None = None
     executor: Executor | None = None
     """Where long texts are cut (a server's worker processes); None: on the event loop."""
-    _scores: OrderedDict[str, ReviewScore] = field(default_factory=OrderedDict, repr=False)
-    _pending: dict[str, asyncio.Future[ReviewScore]] = field(default_factory=dict, repr=False)
-    _semaphore: asyncio.Semaphore | None = field(default=None, repr=False)
+    _cache: ScoreCache[ReviewScore] = field(init=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -188,6 +191,7 @@ class ReviewReward:
             raise ValueError(f"partial must be 'flag' or 'unscored', not {self.partial!r}")
         if self.max_answer_chars is not None and self.max_answer_chars < 1:
             raise ValueError(f"max_answer_chars must be at least 1, not {self.max_answer_chars}")
+        self._cache = ScoreCache(self.cache_size, self.max_concurrency)
 
     async def ascore(self, text: str) -> ReviewScore:
         """The review reward of one text; a repeated text is reviewed once."""
@@ -212,32 +216,13 @@ class ReviewReward:
         key = hashlib.sha256(
             json.dumps([reviewer_identity(self.reviewer), paper]).encode("utf-8")
         ).hexdigest()
-        if key in self._scores:
-            self._scores.move_to_end(key)
-            return self._scores[key]
-        if key in self._pending:  # the same text is being reviewed now: share its review
-            try:
-                return await asyncio.shield(self._pending[key])
-            except _AskerCancelled:  # its asker left (a client disconnected): review it anew
-                return await self._reviewed(paper)
-        future: asyncio.Future[ReviewScore] = asyncio.get_running_loop().create_future()
-        self._pending[key] = future
-        try:
-            async with self._bound():
-                review = await self.reviewer.review(text_id(paper), paper)
-            score = score_of(review, self.scale, self.partial)
-            if not unreachable(review):  # an endpoint's failure is not the text's score
-                self._remember(key, score)
-            future.set_result(score)
-            return score
-        except BaseException as error:
-            # a cancelled asker's waiters are not cancelled themselves: they review it again
-            cancelled = isinstance(error, asyncio.CancelledError)
-            future.set_exception(_AskerCancelled() if cancelled else error)
-            future.exception()  # retrieved: waiters re-raise it, nobody logs it as lost
-            raise
-        finally:
-            del self._pending[key]
+
+        async def review() -> tuple[ReviewScore, bool]:
+            reviewed = await self.reviewer.review(text_id(paper), paper)
+            # an endpoint's failure is not the text's score: such a score is not kept
+            return score_of(reviewed, self.scale, self.partial), not unreachable(reviewed)
+
+        return await self._cache.get(key, review)
 
     async def ascore_many(self, texts: Sequence[str]) -> list[ReviewScore]:
         """Review rewards of many texts, in order, reviewed concurrently within the bound."""
@@ -246,6 +231,31 @@ class ReviewReward:
     async def ascore_cut_many(self, cut: Sequence[tuple[str, bool]]) -> list[ReviewScore]:
         """:meth:`ascore_cut` of many (text, truncated) pairs, in order."""
         return list(await asyncio.gather(*(self.ascore_cut(p, t) for p, t in cut)))
+
+    async def ascore_batch(self, pairs: Sequence[tuple[None, str]]) -> list[ReviewScore]:
+        """:meth:`ascore_many` of the answers of ``pairs`` (the
+        :class:`~papergym.reward_protocol.Reward` protocol: a text needs no input)."""
+        return await self.ascore_many([text for _, text in pairs])
+
+    def input_of(self, label: Any, extra_info: Mapping[str, Any] | None) -> None:
+        """No input: a label is not read (a row needs no rubric)."""
+        return None
+
+    def inputs_of_columns(self, columns: Mapping[str, Any], count: int) -> list[None]:
+        """No input: no dataset column is read."""
+        return [None] * count
+
+    def verl_metrics(self, item: None, result: ReviewScore) -> dict[str, float]:
+        """See :func:`verl_metrics`."""
+        return verl_metrics(result)
+
+    def openrlhf_logs(self, results: Sequence[ReviewScore]) -> dict[str, list[float]]:
+        """See :func:`openrlhf_logs`."""
+        return openrlhf_logs(results)
+
+    def trl_logs(self, results: Sequence[ReviewScore]) -> dict[str, float]:
+        """See :func:`trl_logs`."""
+        return trl_logs(results)
 
     def score(self, text: str) -> ReviewScore:
         """Synchronous :meth:`ascore`, for code without an event loop."""
@@ -256,22 +266,37 @@ class ReviewReward:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            self._semaphore = None  # a semaphore belongs to the loop that made it
+            self._cache.new_loop()
             return asyncio.run(self.ascore_many(texts))
         raise RuntimeError("ReviewReward.score* called inside an event loop: await ascore*")
 
-    def _remember(self, key: str, score: ReviewScore) -> None:
-        if self.cache_size == 0:
-            return
-        self._scores[key] = score
-        while len(self._scores) > self.cache_size:
-            self._scores.popitem(last=False)
 
-    def _bound(self) -> asyncio.Semaphore:
-        if self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self.max_concurrency)
-        return self._semaphore
+def verl_metrics(result: ReviewScore) -> dict[str, float]:
+    """``rating`` (-1.0 when unscored), ``reviews`` (scored), ``unscored``, ``partial``."""
+    return {
+        "rating": result.rating if result.rating is not None else -1.0,
+        "reviews": float(result.reviews),
+        "unscored": 0.0 if result.scored else 1.0,
+        "partial": 1.0 if result.partial else 0.0,
+    }
 
 
-class _AskerCancelled(Exception):
-    """The caller reviewing a text was cancelled; callers waiting on it must review it anew."""
+def openrlhf_logs(results: Sequence[ReviewScore]) -> dict[str, list[float]]:
+    """The mean rating (-1 where unscored), and the unscored and partial texts flagged."""
+    return {
+        "review_rating": [s.rating if s.rating is not None else -1.0 for s in results],
+        "review_unscored": [0.0 if s.scored else 1.0 for s in results],
+        "review_partial": [1.0 if s.partial else 0.0 for s in results],
+    }
+
+
+def trl_logs(results: Sequence[ReviewScore]) -> dict[str, float]:
+    """The mean rating of the scored texts, how many were unscored, and how many were scored
+    from fewer reviews than asked."""
+    logs: dict[str, float] = {}
+    ratings = [s.rating for s in results if s.rating is not None]
+    if ratings:
+        logs["review/rating_mean"] = statistics.fmean(ratings)
+    logs["review/unscored"] = float(sum(not s.scored for s in results))
+    logs["review/partial"] = float(sum(s.partial for s in results))
+    return logs

@@ -1,7 +1,7 @@
 """``papergym serve-reward --reward review``: the review reward over HTTP.
 
 The same protocol, guard and shutdown as the rubric reward's server
-(:mod:`papergym.reward.server`, whose token check, body limit, request log, readiness and
+(:mod:`papergym.adapters.server`, whose token check, body limit, request log, readiness and
 disconnect handling this reuses), with the review reward behind it:
 
 - ``POST /get_reward`` — OpenRLHF's protocol: ``{"query": [...], "prompts": [...], "labels":
@@ -34,17 +34,17 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
-from papergym.redact import redact
-from papergym.review.openrlhf import review_payload
-from papergym.review.reviewer import off_loop
-from papergym.review.reward import ReviewReward, ReviewScore, limit_paper
-from papergym.reward.openrlhf import response_of
-from papergym.reward.server import (
+from papergym.adapters.openrlhf import response_of
+from papergym.adapters.server import (
     DEFAULT_MAX_BODY_BYTES,
     guarded_app,
     run_server,
     scored_when_ready,
 )
+from papergym.redact import redact
+from papergym.review.openrlhf import review_payload
+from papergym.review.reviewer import off_loop
+from papergym.review.reward import ReviewReward, ReviewScore, limit_paper
 
 
 class ReviewRewardRequest(BaseModel):

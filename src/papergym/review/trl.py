@@ -1,4 +1,5 @@
-"""TRL adapter of the review reward: reward functions for ``GRPOTrainer`` over generated papers.
+"""TRL reward functions of the review reward for ``GRPOTrainer`` over generated papers
+(:mod:`papergym.adapters.trl` over this process's review reward).
 
 Each completion (plain or chat format) is reviewed as a paper; the reward is its mean simulated
 rating on [0, 1], or ``None`` when no review could be scored (TRL turns that into NaN and leaves
@@ -15,53 +16,11 @@ sections; see :mod:`papergym.review.runtime`).
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Callable, Sequence
-from typing import Any
-
-from papergym.review.reward import ReviewScore
+from papergym.adapters.trl import async_reward_function, reward_function
 from papergym.review.runtime import shared_review_reward
-from papergym.reward import runtime
-from papergym.reward.trl import completion_text
 
+review_reward = reward_function(shared_review_reward, "review_reward")
+"""The review reward for a batch of completions (sync)."""
 
-def log_review(
-    scores: Sequence[ReviewScore], log_metric: Callable[[str, float], None] | None
-) -> None:
-    """Log the mean rating of the scored texts, how many were unscored, and how many were
-    scored from fewer reviews than asked."""
-    if log_metric is None:
-        return
-    ratings = [s.rating for s in scores if s.rating is not None]
-    if ratings:
-        log_metric("review/rating_mean", statistics.fmean(ratings))
-    log_metric("review/unscored", float(sum(not s.scored for s in scores)))
-    log_metric("review/partial", float(sum(s.partial for s in scores)))
-
-
-async def _score_all(completions: Sequence[Any]) -> list[ReviewScore]:
-    return await shared_review_reward().ascore_many([completion_text(c) for c in completions])
-
-
-def review_reward(
-    prompts: Sequence[Any],
-    completions: Sequence[Any],
-    log_metric: Callable[[str, float], None] | None = None,
-    **kwargs: Any,
-) -> list[float | None]:
-    """The review reward for a batch of completions (sync)."""
-    scores = runtime.run(_score_all(completions))
-    log_review(scores, log_metric)
-    return [s.value for s in scores]
-
-
-async def review_reward_async(
-    prompts: Sequence[Any],
-    completions: Sequence[Any],
-    log_metric: Callable[[str, float], None] | None = None,
-    **kwargs: Any,
-) -> list[float | None]:
-    """The review reward for a batch of completions (async; TRL gathers async reward functions)."""
-    scores = await runtime.arun(_score_all(completions))
-    log_review(scores, log_metric)
-    return [s.value for s in scores]
+review_reward_async = async_reward_function(shared_review_reward, "review_reward_async")
+"""The review reward for a batch of completions (async; TRL gathers async reward functions)."""

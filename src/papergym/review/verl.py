@@ -1,5 +1,6 @@
-"""verl adapter of the review reward: ``compute_score``, ``compute_score_async`` and
-``compute_score_batch`` for a policy that writes papers.
+"""verl entry points of the review reward: ``compute_score``, ``compute_score_async`` and
+``compute_score_batch`` for a policy that writes papers (:mod:`papergym.adapters.verl` over
+this process's review reward).
 
 The decoded response is reviewed as a paper; ``ground_truth`` and ``extra_info`` are not read
 (a row needs no rubric). Every call returns the same keys, so verl can stack them into metrics:
@@ -15,64 +16,20 @@ comes from the config file ``$PAPERGYM_CONFIG`` names (see :mod:`papergym.review
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
-from typing import Any
-
-from papergym.review.reward import ReviewScore
+from papergym.adapters.verl import VerlFunctions
+from papergym.review.reward import ReviewScore, verl_metrics
 from papergym.review.runtime import shared_review_reward
 from papergym.reward import runtime
 
 KEYS = ("score", "rating", "reviews", "unscored", "partial")
 
+_functions = VerlFunctions(shared_review_reward, runtime.unscored_fallback)
+compute_score = _functions.compute_score
+compute_score_async = _functions.compute_score_async
+compute_score_batch = _functions.compute_score_batch
+
 
 def review_score_dict(score: ReviewScore) -> dict[str, float]:
     """The fixed key set verl aggregates; an unscored text gets the configured fallback."""
-    return {
-        "score": score.value if score.value is not None else runtime.unscored_fallback(),
-        "rating": score.rating if score.rating is not None else -1.0,
-        "reviews": float(score.reviews),
-        "unscored": 0.0 if score.scored else 1.0,
-        "partial": 1.0 if score.partial else 0.0,
-    }
-
-
-async def _score(solution_str: str) -> dict[str, float]:
-    return review_score_dict(await shared_review_reward().ascore(solution_str))
-
-
-def compute_score(
-    data_source: str,
-    solution_str: str,
-    ground_truth: Any = None,
-    extra_info: Any = None,
-    **kwargs: Any,
-) -> dict[str, float]:
-    """verl's sync reward function."""
-    return runtime.run(_score(solution_str))
-
-
-async def compute_score_async(
-    data_source: str,
-    solution_str: str,
-    ground_truth: Any = None,
-    extra_info: Any = None,
-    **kwargs: Any,
-) -> dict[str, float]:
-    """verl's async reward function (``async def`` is detected by verl's reward loop)."""
-    return await runtime.arun(_score(solution_str))
-
-
-def compute_score_batch(
-    data_sources: Sequence[str],
-    solution_strs: Sequence[str],
-    ground_truths: Sequence[Any] | None = None,
-    extra_infos: Sequence[Any] | None = None,
-    **kwargs: Any,
-) -> list[dict[str, float]]:
-    """The older batch reward manager's entry point: all texts reviewed concurrently."""
-
-    async def all_scores() -> list[dict[str, float]]:
-        return list(await asyncio.gather(*(_score(s) for s in solution_strs)))
-
-    return runtime.run(all_scores())
+    value = score.value if score.value is not None else runtime.unscored_fallback()
+    return {"score": value, **verl_metrics(score)}

@@ -26,7 +26,8 @@ give exactly the pass rate. The weights come from the rubric, never from the jud
 copies each criterion's weight onto its verdict before scoring.
 
 **Memory.** The cache is an LRU of at most ``cache_size`` scores (default
-:data:`DEFAULT_CACHE_SIZE`); ``0`` turns it off (concurrent duplicates are still judged once).
+:data:`~papergym.reward.cache.DEFAULT_CACHE_SIZE`), shared with every reward
+(:class:`~papergym.reward.cache.ScoreCache`); ``0`` turns it off (concurrent duplicates are still judged once).
 
 **What is never kept.** A score with a verdict its judge never gave — the LLM judge's endpoint
 failed after its retries, or the budget was spent (:func:`~papergym.llm.verdicts.never_answered`
@@ -46,28 +47,20 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections import OrderedDict
-from collections.abc import Sequence
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from papergym.llm.structured import strip_reasoning
 from papergym.llm.verdicts import never_answered
 from papergym.records import Instance, Normalisation, Score, Verdict
+from papergym.reward.cache import DEFAULT_CACHE_SIZE as DEFAULT_CACHE_SIZE
+from papergym.reward.cache import ScoreCache
+from papergym.reward.labels import instance_from_ground_truth, instances_from_columns
 from papergym.reward.scoring import check_normalisation, rubric_score
-
-DEFAULT_CACHE_SIZE = 4096
-"""Scores kept in memory. A score with its verdicts' reasons is a few KB (about 7 KB with an
-LLM judge's reasons), so the cache stays under ~30 MB; 4096 covers two steps of a large GRPO
-batch (256 prompts × 8 answers), where repeats happen (duplicate answers in a group, a retried
-request, check-reward's probes), while a long-running server no longer grows without bound."""
-
-DEFAULT_MAX_ANSWER_CHARS = 16_000
-"""Longest answer judged, in characters (not tokens or words: no tokenizer needed, the same for
-every language and judge). About 4,000 tokens of English at ~4 characters a token: twice the
-paper's 2,048-token completion budget (``configs/qwen3-8b.yaml``), so real plans are not cut,
-while a 1 MB answer costs the offline judge seconds instead of minutes and stays well inside an
-LLM judge's context. Raise it (``max_answer_chars``) for longer completion budgets."""
+from papergym.reward.settings import DEFAULT_ALPHA
+from papergym.reward.settings import DEFAULT_MAX_ANSWER_CHARS as DEFAULT_MAX_ANSWER_CHARS
 
 
 class Judge(Protocol):
@@ -163,25 +156,27 @@ class RubricReward:
     ``specific`` is the weighted score of the specific criteria under ``normalisation``
     (``positive``: divided by the sum of positive weights, as HealthBench; ``absolute``: by the
     sum of ``|w|``, as RaR), clipped to ``[0, 1]`` per answer; equal to their pass rate when
-    every weight is 1.
+    every weight is 1. A :class:`~papergym.reward_protocol.Reward` of (instance, answer) pairs.
     """
 
     judge: Judge
-    alpha: float = 0.7
+    alpha: float = DEFAULT_ALPHA
     normalisation: Normalisation = "positive"
     max_concurrency: int = 32
     cache_size: int = DEFAULT_CACHE_SIZE
     max_answer_chars: int | None = DEFAULT_MAX_ANSWER_CHARS
-    _scores: OrderedDict[str, Score] = field(default_factory=OrderedDict, repr=False)
-    _pending: dict[str, asyncio.Future[Score]] = field(default_factory=dict, repr=False)
-    _semaphore: asyncio.Semaphore | None = field(default=None, repr=False)
+    _cache: ScoreCache[Score] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         check_normalisation(self.normalisation)
-        if self.cache_size < 0:
-            raise ValueError(f"cache_size must be 0 or more, not {self.cache_size}")
         if self.max_answer_chars is not None and self.max_answer_chars < 1:
             raise ValueError(f"max_answer_chars must be at least 1, not {self.max_answer_chars}")
+        self._cache = ScoreCache(self.cache_size, self.max_concurrency)
+
+    @property
+    def name(self) -> str:
+        """The judge's name."""
+        return self.judge.name
 
     async def ascore(self, instance: Instance, answer: str) -> Score:
         """The score of one answer; a repeated answer is served from memory."""
@@ -189,20 +184,9 @@ class RubricReward:
         key = score_key(
             instance, judged, judge_identity(self.judge), self.alpha, self.normalisation
         )
-        if key in self._scores:
-            self._scores.move_to_end(key)
-            return _for_caller(self._scores[key], instance, truncated)
-        if key in self._pending:  # the same answer is being judged right now: wait for it
-            try:
-                shared = await asyncio.shield(self._pending[key])
-            except _AskerCancelled:  # its asker left (a client disconnected): judge it anew
-                return await self.ascore(instance, answer)
-            return _for_caller(shared, instance, truncated)
-        future: asyncio.Future[Score] = asyncio.get_running_loop().create_future()
-        self._pending[key] = future
-        try:
-            async with self._bound():
-                specific, general = await self.judge.judge(instance, judged)
+
+        async def judgement() -> tuple[Score, bool]:
+            specific, general = await self.judge.judge(instance, judged)
             score = rubric_score(
                 instance.id,
                 with_weights(specific, instance),
@@ -211,22 +195,18 @@ class RubricReward:
                 judge=self.judge.name,
                 normalisation=self.normalisation,
             )
-            if not judge_never_answered(specific, general):  # a failure is not the answer's
-                self._remember(key, score)
-            future.set_result(score)
-            return _for_caller(score, instance, truncated)
-        except BaseException as error:
-            # a cancelled asker's waiters are not cancelled themselves: they judge it again
-            cancelled = isinstance(error, asyncio.CancelledError)
-            future.set_exception(_AskerCancelled() if cancelled else error)
-            future.exception()  # mark retrieved: waiters re-raise it, nobody logs it as lost
-            raise
-        finally:
-            del self._pending[key]
+            # a failure is not the answer's: such a score is not kept
+            return score, not judge_never_answered(specific, general)
+
+        return _for_caller(await self._cache.get(key, judgement), instance, truncated)
 
     async def ascore_many(self, pairs: Sequence[tuple[Instance, str]]) -> list[Score]:
         """Scores of many answers, in order, judged concurrently within the bound."""
         return list(await asyncio.gather(*(self.ascore(i, a) for i, a in pairs)))
+
+    async def ascore_batch(self, pairs: Sequence[tuple[Instance, str]]) -> list[Score]:
+        """:meth:`ascore_many` (the :class:`~papergym.reward_protocol.Reward` protocol)."""
+        return await self.ascore_many(pairs)
 
     def score(self, instance: Instance, answer: str) -> Score:
         """Synchronous :meth:`ascore`, for code without an event loop."""
@@ -237,7 +217,7 @@ class RubricReward:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            self._semaphore = None  # a semaphore belongs to the loop that made it
+            self._cache.new_loop()
             return asyncio.run(self.ascore_many(pairs))
         raise RuntimeError(
             "RubricReward.score* called inside an event loop: await ascore/ascore_many"
@@ -246,24 +226,57 @@ class RubricReward:
     @property
     def cached(self) -> int:
         """How many scores the cache holds now."""
-        return len(self._scores)
+        return len(self._cache)
 
-    def _remember(self, key: str, score: Score) -> None:
-        if self.cache_size == 0:
-            return
-        self._scores[key] = score
-        self._scores.move_to_end(key)
-        while len(self._scores) > self.cache_size:
-            self._scores.popitem(last=False)  # the least recently used
+    def input_of(self, label: Any, extra_info: Mapping[str, Any] | None) -> Instance:
+        """The instance a verl ``ground_truth`` (or OpenRLHF label) and its ``extra_info``
+        describe."""
+        return instance_from_ground_truth(label, extra_info)
 
-    def _bound(self) -> asyncio.Semaphore:
-        if self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self.max_concurrency)
-        return self._semaphore
+    def inputs_of_columns(self, columns: Mapping[str, Any], count: int) -> list[Instance]:
+        """The instances of TRL's ``question``, ``reference`` and ``rubric`` columns (and
+        ``instance_id``, ``recipe`` when present)."""
+        return instances_from_columns(columns, count)
+
+    def verl_metrics(self, item: Instance, result: Score) -> dict[str, float]:
+        """``specific`` and ``general`` (-1.0 when unscored), ``unscored``, ``num_criteria``."""
+        return {
+            "specific": result.specific if result.specific is not None else -1.0,
+            "general": result.general if result.general is not None else -1.0,
+            "unscored": 0.0 if result.scored else 1.0,
+            "num_criteria": float(len(item.rubric.specific)),
+        }
+
+    def openrlhf_logs(self, results: Sequence[Score]) -> dict[str, list[float]]:
+        """See :func:`openrlhf_logs`."""
+        return openrlhf_logs(results)
+
+    def trl_logs(self, results: Sequence[Score]) -> dict[str, float]:
+        """The means of the specific and general parts, and how many answers were unscored."""
+        return trl_logs(results)
 
 
-class _AskerCancelled(Exception):
-    """The caller judging an answer was cancelled; callers waiting on it must judge it anew."""
+def openrlhf_logs(results: Sequence[Score]) -> dict[str, list[float]]:
+    """``rubric_specific`` and ``rubric_general`` per answer (-1.0 marks a part that could not
+    be scored) and ``rubric_unscored``. ``rubric_general`` is left out when no answer was given
+    a general verdict at all: the offline judge grades no general criteria, and a column of
+    -1.0 would read as a score."""
+    logs = {"rubric_specific": [s.specific if s.specific is not None else -1.0 for s in results]}
+    if any(v.kind == "general" for s in results for v in s.verdicts):
+        logs["rubric_general"] = [s.general if s.general is not None else -1.0 for s in results]
+    logs["rubric_unscored"] = [0.0 if s.scored else 1.0 for s in results]
+    return logs
+
+
+def trl_logs(results: Sequence[Score]) -> dict[str, float]:
+    """The means of the specific and general parts, and how many answers were unscored."""
+    logs: dict[str, float] = {}
+    for name in ("specific", "general"):
+        values = [getattr(s, name) for s in results if getattr(s, name) is not None]
+        if values:
+            logs[f"rubric/{name}_mean"] = statistics.fmean(values)
+    logs["rubric/unscored"] = float(sum(not s.scored for s in results))
+    return logs
 
 
 def _for_caller(score: Score, instance: Instance, truncated: bool) -> Score:

@@ -1,9 +1,9 @@
 """The process-wide reward the adapters share, and the event loop it runs on.
 
 Trainers call reward functions from their own threads and loops; LLM clients, though, belong to
-one event loop. So the adapters hand every judgement to one background loop per process, from
-sync code (``run``) and from async code (``arun``) alike, and the reward is configured once per
-process, from its :class:`~papergym.settings.PaperGymConfig` (the ``reward`` and ``llm``
+one event loop. So the adapters hand every judgement to one background loop per process
+(:mod:`papergym.adapters.loop`: ``run`` from sync code, ``arun`` from async code), and the
+reward is configured once per process, from its :class:`~papergym.settings.PaperGymConfig` (the ``reward`` and ``llm``
 sections). A ``papergym`` command sets it (:func:`set_shared_config`); a process another framework
 started (verl's workers, OpenRLHF, a TRL script) reads the file ``$PAPERGYM_CONFIG`` names, over
 the documented ``PAPERGYM_REWARD_*``/``PAPERGYM_*`` fallbacks (:mod:`papergym.environment`).
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
-from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal
 
+from papergym.adapters.loop import arun as arun
+from papergym.adapters.loop import run as run
 from papergym.reward import factory
 from papergym.reward.reward import Judge, RubricReward
 
@@ -25,36 +25,10 @@ if TYPE_CHECKING:
     from papergym.llm.types import Role
     from papergym.settings.models import PaperGymConfig
 
-T = TypeVar("T")
-
 _lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
 _reward: RubricReward | None = None
 _config_lock = threading.Lock()
 _config: PaperGymConfig | None = None
-
-
-def _background_loop() -> asyncio.AbstractEventLoop:
-    global _loop
-    with _lock:
-        if _loop is None or _loop.is_closed():
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="papergym-reward", daemon=True).start()
-            _loop = loop
-        return _loop
-
-
-def run(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` on the reward loop and wait for it (from any thread without a loop)."""
-    future: Future[T] = asyncio.run_coroutine_threadsafe(coroutine, _background_loop())
-    return future.result()
-
-
-async def arun(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` on the reward loop and await it from the caller's own loop."""
-    return await asyncio.wrap_future(
-        asyncio.run_coroutine_threadsafe(coroutine, _background_loop())
-    )
 
 
 def process_config() -> PaperGymConfig:

@@ -35,6 +35,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from papergym.records import Normalisation, Polarity, Record, Score, Verdict
+from papergym.reward.settings import DEFAULT_ALPHA
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -48,9 +49,6 @@ __all__ = [
     "specific_score",
     "weighted_score",
 ]
-
-DEFAULT_ALPHA = 0.7
-"""The paper's weight on the specific pass."""
 
 NORMALISATIONS: tuple[Normalisation, ...] = ("positive", "absolute")
 SCORE_CLIP = (0.0, 1.0)
@@ -199,12 +197,8 @@ def rubric_score(
     clipped to ``[0, 1]`` — the pass rate exactly when every weight is 1. General criteria are
     unweighted. Policy for special cases:
 
-    * **a pass with no verdicts at all** (e.g. a rubric without general criteria): the value is
-      the other pass's score alone, and the Score records the *effective* α (1.0 when there are
-      no general verdicts, 0.0 when there are no specific ones), so that
-      ``value == alpha·specific + (1−alpha)·general`` still reads correctly with the absent
-      term weighted 0. Its score is ``None``.
-    * **no verdicts in either pass**: unscored.
+    * **a pass with no verdicts at all**, or **none in either pass**: see
+      :func:`_value_and_alpha`.
     * **any unscored verdict** (``passed is None``) in a pass that counts: unscored; the
       ``unscored_reason`` names the pass, the criterion ids and the unscored verdicts'
       distinct reasons (e.g. why the judge's answer could not be parsed). The score of a fully
@@ -233,6 +227,52 @@ def rubric_score(
 
     spec_score = specific_score(specific, normalisation) if specific else None
     gen_mean = pass_rate(general)
+    reasons = _unscored_reasons(specific, general, normalisation)
+    value, effective_alpha = _value_and_alpha(specific, general, (spec_score, gen_mean), alpha)
+    return Score(
+        instance_id=instance_id,
+        value=None if reasons else value,
+        specific=spec_score,
+        general=gen_mean,
+        alpha=effective_alpha,
+        normalisation=normalisation,
+        verdicts=(*specific, *general),
+        unscored_reason="; ".join(reasons) if reasons else None,
+        judge=judge,
+    )
+
+
+def _value_and_alpha(
+    specific: Sequence[Verdict],
+    general: Sequence[Verdict],
+    scores: tuple[float | None, float | None],
+    alpha: float,
+) -> tuple[float | None, float]:
+    """The value of an answer from its passes' ``scores`` (specific, general), and the α it was
+    mixed with.
+
+    * **a pass with no verdicts at all** (e.g. a rubric without general criteria): the value is
+      the other pass's score alone, and the Score records the *effective* α (1.0 when there are
+      no general verdicts, 0.0 when there are no specific ones), so that
+      ``value == alpha·specific + (1−alpha)·general`` still reads correctly with the absent
+      term weighted 0. Its score is ``None``.
+    * **no verdicts in either pass**: unscored.
+    """
+    spec_score, gen_mean = scores
+    if not specific and not general:
+        return None, alpha
+    if not general:
+        return spec_score, 1.0
+    if not specific:
+        return gen_mean, 0.0
+    return alpha_mix(spec_score, gen_mean, alpha), alpha
+
+
+def _unscored_reasons(
+    specific: Sequence[Verdict], general: Sequence[Verdict], normalisation: Normalisation
+) -> list[str]:
+    """Why the passes leave an answer unscored: their unscored verdicts, else (only then) a
+    specific pass with nothing to divide by; and passes without any verdict."""
     reasons: list[str] = []
     for name, verdicts in (("specific", specific), ("general", general)):
         reason = _unscored_reason(name, verdicts)
@@ -242,34 +282,9 @@ def rubric_score(
         no_denominator = _nothing_to_divide_by(specific, normalisation)
         if no_denominator is not None:
             reasons.append(no_denominator)
-
-    effective_alpha = alpha
-    value: float | None
     if not specific and not general:
-        value = None
         reasons.append("no verdicts in either pass")
-    elif not general:
-        effective_alpha = 1.0
-        value = spec_score
-    elif not specific:
-        effective_alpha = 0.0
-        value = gen_mean
-    else:
-        value = alpha_mix(spec_score, gen_mean, alpha)
-
-    if reasons:
-        value = None
-    return Score(
-        instance_id=instance_id,
-        value=value,
-        specific=spec_score,
-        general=gen_mean,
-        alpha=effective_alpha,
-        normalisation=normalisation,
-        verdicts=(*specific, *general),
-        unscored_reason="; ".join(reasons) if reasons else None,
-        judge=judge,
-    )
+    return reasons
 
 
 # --- weighted rubrics (ARES / HealthBench / RaR) ----------------------------------------------
@@ -349,22 +364,8 @@ def weighted_score(
     check_normalisation(normalisation)
     if clip is not None and not (clip[0] <= clip[1]):
         raise ValueError(f"clip must be (lo, hi) with lo <= hi, got {clip!r}")
-
-    ids = [c.id for c in criteria]
-    seen: set[str] = set()
-    for cid in ids:
-        if cid in seen:
-            raise ValueError(f"criterion {cid!r} appears more than once")
-        seen.add(cid)
-    missing = [cid for cid in ids if cid not in met]
-    if missing:
-        raise KeyError(f"no judgement in `met` for criteria: {', '.join(map(repr, missing))}")
-    unknown = sorted(set(met) - seen)
-    if unknown:
-        raise ValueError(
-            f"`met` has judgements for unknown criteria: {', '.join(map(repr, unknown))}"
-        )
-    if any(met[cid] is None for cid in ids):
+    _check_judgements(criteria, met)
+    if any(met[c.id] is None for c in criteria):
         return None
 
     if normalisation == "positive":
@@ -379,3 +380,23 @@ def weighted_score(
     if clip is not None:
         value = min(max(value, clip[0]), clip[1])
     return value
+
+
+def _check_judgements(
+    criteria: Sequence[WeightedCriterion], met: Mapping[str, bool | None]
+) -> None:
+    """Every criterion once, each with a judgement in ``met``, and no judgement of another."""
+    ids = [c.id for c in criteria]
+    seen: set[str] = set()
+    for cid in ids:
+        if cid in seen:
+            raise ValueError(f"criterion {cid!r} appears more than once")
+        seen.add(cid)
+    missing = [cid for cid in ids if cid not in met]
+    if missing:
+        raise KeyError(f"no judgement in `met` for criteria: {', '.join(map(repr, missing))}")
+    unknown = sorted(set(met) - seen)
+    if unknown:
+        raise ValueError(
+            f"`met` has judgements for unknown criteria: {', '.join(map(repr, unknown))}"
+        )

@@ -9,7 +9,17 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from papergym.configbase import ConfigSection
-from papergym.reward.reward import DEFAULT_CACHE_SIZE, DEFAULT_MAX_ANSWER_CHARS
+from papergym.reward.cache import DEFAULT_CACHE_SIZE
+
+DEFAULT_ALPHA = 0.7
+"""The weight of the specific criteria in ``α·specific + (1−α)·general`` (``reward.alpha``)."""
+
+DEFAULT_MAX_ANSWER_CHARS = 16_000
+"""Longest answer judged, in characters (not tokens or words: no tokenizer needed, the same for
+every language and judge). About 4,000 tokens of English at ~4 characters a token: twice the
+paper's 2,048-token completion budget (``configs/qwen3-8b.yaml``), so real plans are not cut,
+while a 1 MB answer costs the offline judge seconds instead of minutes and stays well inside an
+LLM judge's context. Raise it (``max_answer_chars``) for longer completion budgets."""
 
 
 class RewardSection(ConfigSection):
@@ -18,7 +28,7 @@ class RewardSection(ConfigSection):
     judge: Literal["auto", "offline", "llm"] = "auto"
     """offline: the embedding baseline (no LLM); llm: the judge role of ``llm``; auto: llm when
     an LLM is configured (--judge)."""
-    alpha: float = Field(0.7, ge=0.0, le=1.0)
+    alpha: float = Field(DEFAULT_ALPHA, ge=0.0, le=1.0)
     """Weight of the specific criteria: α·specific + (1−α)·general (--alpha)."""
     criteria_per_call: Literal["all"] | int = "all"
     """LLM judge: the criteria of a pass judged in one call (all), one per call (1), or k per
