@@ -26,7 +26,7 @@ from papergym.cli.common import (
 )
 from papergym.cli.groups import single_app
 from papergym.errors import BadInputError
-from papergym.llm.check import check_backends
+from papergym.llm.check import BackendCheck, check_backends
 from papergym.llm.report import usage_table
 from papergym.llm.types import ROLES, Role
 
@@ -81,26 +81,29 @@ def llm_check(
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
-        table = Table(title="LLM backends", title_justify="left")
-        for column in ("roles", "model", "endpoint", "plain", "structured", "seconds"):
-            table.add_column(column, overflow="fold")
-        for r in results:
-            plain = r.plain or next((e for e in r.errors if e.startswith("plain")), "")
-            structured = r.structured or next(
-                (e for e in r.errors if e.startswith("structured")), ""
-            )
-            table.add_row(
-                ", ".join(r.roles),
-                r.model,
-                ", ".join(r.endpoints),
-                plain,
-                structured,
-                f"{r.seconds:.2f}",
-            )
-        stdout.print(table)
+        stdout.print(_backends_table(results))
         stdout.print(usage_table(tracker))
     if not all(r.ok for r in results):
         raise typer.Exit(2)
+
+
+def _backends_table(results: list[BackendCheck]) -> Table:
+    """One row a backend: its roles, where it is, and how each kind of call went."""
+    table = Table(title="LLM backends", title_justify="left")
+    for column in ("roles", "model", "endpoint", "plain", "structured", "seconds"):
+        table.add_column(column, overflow="fold")
+    for r in results:
+        plain = r.plain or next((e for e in r.errors if e.startswith("plain")), "")
+        structured = r.structured or next((e for e in r.errors if e.startswith("structured")), "")
+        table.add_row(
+            ", ".join(r.roles),
+            r.model,
+            ", ".join(r.endpoints),
+            plain,
+            structured,
+            f"{r.seconds:.2f}",
+        )
+    return table
 
 
 def _roles(names: list[str] | None) -> list[Role] | None:

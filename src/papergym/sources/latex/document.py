@@ -122,19 +122,7 @@ def read_latex_paper(
     needs them); ingestion leaves it off, so its text has ``[cite]``.
     """
     root = root.resolve()
-    if main_file is not None:
-        main = MainFile(main_file.resolve(), "given as the source", flatten(root, main_file))
-    else:
-        # Regular files only: a FIFO named *.tex would block the first read of it forever.
-        # ... and inside the paper folder: a link to a .tex elsewhere is not part of the paper.
-        tex_files = sorted(
-            p
-            for p in root.rglob("*.tex")
-            if not _hidden(p, root) and p.is_file() and _inside(p, root)
-        )
-        if not tex_files:
-            raise BadInputError(root, "no .tex file found")
-        main = find_main_file(root, tex_files)
+    main = _main_file(root, main_file)
     full = main.flattened.text
     warnings = list(main.flattened.warnings)
     begin = re.search(r"\\begin\s*\{document\}", full)
@@ -175,6 +163,20 @@ def read_latex_paper(
         files=main.flattened.files,
         warnings=warnings,
     )
+
+
+def _main_file(root: Path, given: Path | None) -> MainFile:
+    """The file given as the source, flattened; else the main file found under ``root``."""
+    if given is not None:
+        return MainFile(given.resolve(), "given as the source", flatten(root, given))
+    # Regular files only: a FIFO named *.tex would block the first read of it forever.
+    # ... and inside the paper folder: a link to a .tex elsewhere is not part of the paper.
+    tex_files = sorted(
+        p for p in root.rglob("*.tex") if not _hidden(p, root) and p.is_file() and _inside(p, root)
+    )
+    if not tex_files:
+        raise BadInputError(root, "no .tex file found")
+    return find_main_file(root, tex_files)
 
 
 def _hidden(path: Path, root: Path) -> bool:

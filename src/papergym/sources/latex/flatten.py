@@ -291,6 +291,23 @@ def find_main_file(root: Path, tex_files: list[Path]) -> MainFile:
     is not in a drafts/old folder and reaches the most content through its inputs wins.
     """
     root = root.resolve()
+    sources, candidates, unreadable = _read_candidates(root, tex_files)
+    if not candidates:
+        return _fallback_main(root, tex_files, unreadable)
+    scored, flat = _score_candidates(root, candidates, sources)
+    main = scored[0][1]
+    flat.warnings.extend(f"skipped {message}" for message in unreadable)
+    return MainFile(main, _choice_reason(root, scored, len(flat.text)), flat)
+
+
+_Key = tuple[bool, int, bool]
+"""A candidate's rank: not in a drafts folder, characters reached, conventional name."""
+
+
+def _read_candidates(
+    root: Path, tex_files: list[Path]
+) -> tuple[dict[Path, str], list[Path], list[str]]:
+    """Every file's text (read once), the complete documents, and the unreadable files."""
     sources: dict[Path, str] = {}
     candidates: list[Path] = []
     unreadable: list[str] = []
@@ -304,12 +321,19 @@ def find_main_file(root: Path, tex_files: list[Path]) -> MainFile:
         except BadInputError as error:
             # Said, not silently dropped: a binary file named .tex is a question for the user.
             unreadable.append(f"{path.resolve().relative_to(root).as_posix()}: {error.reason}")
-    if not candidates:
-        return _fallback_main(root, tex_files, unreadable)
-    # Only the winning flattening is kept: each can be up to MAX_FLATTENED_CHARS long, and
-    # the others are only needed for their lengths.
-    scored: list[tuple[tuple[bool, int, bool], Path, int]] = []
-    best: tuple[tuple[bool, int, bool], Flattened] | None = None
+    return sources, candidates, unreadable
+
+
+def _score_candidates(
+    root: Path, candidates: list[Path], sources: dict[Path, str]
+) -> tuple[list[tuple[_Key, Path, int]], Flattened]:
+    """Each candidate ranked, best first (the first of equals leads), and the winner flattened.
+
+    Only the winning flattening is kept: each can be up to MAX_FLATTENED_CHARS long, and the
+    others are only needed for their lengths.
+    """
+    scored: list[tuple[_Key, Path, int]] = []
+    best: tuple[_Key, Flattened] | None = None
     inclusions = chars = 0
     for path in candidates:
         # Each candidate gets the per-flattening limits, or what is left of the search's.
@@ -328,31 +352,30 @@ def find_main_file(root: Path, tex_files: list[Path]) -> MainFile:
             best = (key, flat)
         scored.append((key, path, len(flat.text)))
     assert best is not None
-    flat = best[1]
     scored.sort(key=lambda item: item[0], reverse=True)  # stable: the first of equals leads
-    main = scored[0][1]
-    rel = main.resolve().relative_to(root).as_posix()
+    return scored, best[1]
+
+
+def _choice_reason(root: Path, scored: list[tuple[_Key, Path, int]], length: int) -> str:
+    """Why the first of ``scored`` is the main file, naming up to three runners-up."""
     if len(scored) == 1:
-        reason = "the only file with \\documentclass and \\begin{document}"
-    else:
-        # A candidate in a drafts folder loses whatever its size, so the reason says so rather
-        # than claiming the winner reaches the most content when a draft reaches more.
-        best_fresh = scored[0][0][0]
-        others = ", ".join(
-            f"{p.resolve().relative_to(root).as_posix()} ({length:,} chars"
-            f"{', in a drafts folder' if best_fresh and not key[0] else ''})"
-            for key, p, length in scored[1:4]
-        )
-        beaten_drafts = best_fresh and any(not key[0] for key, _, _ in scored[1:])
-        reason = (
-            f"{len(scored)} files have \\documentclass and \\begin{{document}}; {rel} reaches the "
-            f"most content through its inputs{' outside drafts folders' if beaten_drafts else ''} "
-            f"({len(flat.text):,} chars{'' if best_fresh else ', though in a drafts folder'}) "
-            f"vs {others}"
-        )
-    for message in unreadable:
-        flat.warnings.append(f"skipped {message}")
-    return MainFile(main, reason, flat)
+        return "the only file with \\documentclass and \\begin{document}"
+    rel = scored[0][1].resolve().relative_to(root).as_posix()
+    # A candidate in a drafts folder loses whatever its size, so the reason says so rather
+    # than claiming the winner reaches the most content when a draft reaches more.
+    best_fresh = scored[0][0][0]
+    others = ", ".join(
+        f"{p.resolve().relative_to(root).as_posix()} ({chars:,} chars"
+        f"{', in a drafts folder' if best_fresh and not key[0] else ''})"
+        for key, p, chars in scored[1:4]
+    )
+    beaten_drafts = best_fresh and any(not key[0] for key, _, _ in scored[1:])
+    return (
+        f"{len(scored)} files have \\documentclass and \\begin{{document}}; {rel} reaches the "
+        f"most content through its inputs{' outside drafts folders' if beaten_drafts else ''} "
+        f"({length:,} chars{'' if best_fresh else ', though in a drafts folder'}) "
+        f"vs {others}"
+    )
 
 
 def _fallback_main(root: Path, tex_files: list[Path], unreadable: list[str]) -> MainFile:
