@@ -31,6 +31,7 @@ import yaml
 
 from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
+from papergym.records import Instance
 from papergym.train.config import StageName, TrainConfig
 
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
@@ -244,3 +245,50 @@ def run_pipeline(
     result = {"run_dir": str(run_dir), "stages": summaries, "final_model": current}
     write_text_atomic(run_dir / "summary.json", json.dumps(result, indent=1, default=float))
     return result
+
+
+def quiet_libraries() -> None:
+    """Our progress bar and summary say what matters; the libraries' per-file bars ("Writing
+    model shards"), info logs and deprecation warnings about their own internals do not.
+
+    Every ``papergym train`` command and ``examples/train_cpu_demo.py`` call it.
+    """
+    import warnings
+
+    import datasets
+    from transformers.utils import logging as hf_logging
+
+    datasets.disable_progress_bars()  # TRL maps a stage's few rows: no bar worth showing
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    warnings.filterwarnings(
+        "ignore", message="`(is_)?gradient_checkpointing(_enable|_disable)?` is deprecated"
+    )
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """The held-out instances (``data.test_fraction``) both evaluations use; ``note`` says why
+    there is no evaluation when one is asked for and nothing is held out."""
+
+    instances: list[Instance]
+    note: str | None
+
+
+def held_out_split(config: TrainConfig) -> HeldOut:
+    """The build's held-out split, read as training will read it."""
+    from papergym.train.data import load_instances
+
+    splits = load_instances(config.data)
+    held_out = splits.get("test", [])
+    if held_out or not (config.eval.steps or config.eval.final):
+        return HeldOut(held_out, None)
+    papers = len({item.paper_id for item in splits["train"]})
+    why = (
+        "data.test_fraction is not set"
+        if config.data.test_fraction is None
+        else f"data.test_fraction={config.data.test_fraction} held out no paper of the "
+        f"{papers} in the build"
+    )
+    note = f"eval: no held-out split ({why}): no evaluation during or after training"
+    return HeldOut(held_out, note)
