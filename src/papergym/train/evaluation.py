@@ -45,8 +45,7 @@ from papergym.records import Instance, Rubric, source_kind_of
 from papergym.reward import runtime
 from papergym.reward.factory import make_reward
 from papergym.reward.reward import RubricReward
-from papergym.settings.load import config_yaml
-from papergym.train.config import TrainConfig
+from papergym.train.config import TrainConfig, config_yaml
 from papergym.train.tokens import stop_token_ids
 
 EVAL_DIR = "eval"

@@ -119,7 +119,7 @@ def prepare_verl(config: TrainConfig, out: Path) -> list[Path]:
     spec["papergym"].setdefault("reward_env", {})[CONFIG_ENV] = str(out.resolve() / CONFIG_FILE)
 
     def fill(folder: Path) -> None:
-        from papergym.settings import save_config
+        from papergym.train.config import save_config
 
         _fill(folder, config, splits, val_file, spec)
         save_config(folder, config)  # the reward's settings, read by each worker via CONFIG_ENV

@@ -46,7 +46,7 @@ import yaml
 from papergym.errors import BadInputError
 from papergym.jsonl import read_jsonl, write_jsonl, write_text_atomic
 from papergym.review.reward import endpoint_failed
-from papergym.settings.models import PaperGymConfig
+from papergym.train.config import TrainConfig
 from papergym.train.cycle.generate import clip_prompts, generate_papers
 from papergym.train.cycle.records import CycleInput, Paper, round_inputs, round_metrics
 from papergym.train.cycle.reviewers import PaperScorer
@@ -92,7 +92,7 @@ def round_dir(run_dir: Path, number: int) -> Path:
 
 
 def run_cycle(
-    config: PaperGymConfig,
+    config: TrainConfig,
     reward: PaperScorer,
     watch: PaperScorer | None,
     on_round: RoundHook | None = None,
@@ -161,7 +161,7 @@ def refuse_foreign_run_dir(out: Path) -> None:
         )
 
 
-def _as_recorded_rounds(config: PaperGymConfig) -> PaperGymConfig:
+def _as_recorded_rounds(config: TrainConfig) -> TrainConfig:
     """``config`` with the run folder's recorded ``cycle.rounds``: asking for more (or fewer)
     rounds continues a run, as round k samples the same inputs whatever the total."""
     recorded = config.output_dir / "config.yaml"
@@ -178,7 +178,7 @@ def _as_recorded_rounds(config: PaperGymConfig) -> PaperGymConfig:
 
 
 def play_round(
-    config: PaperGymConfig,
+    config: TrainConfig,
     runner: asyncio.Runner,
     number: int,
     folder: Path,
@@ -227,7 +227,7 @@ def play_round(
 
 
 def _papers(
-    config: PaperGymConfig,
+    config: TrainConfig,
     runner: asyncio.Runner,
     number: int,
     folder: Path,
@@ -282,7 +282,7 @@ def _tell(hook: RoundHook | None, number: int, what: str) -> None:
         hook(number, what)
 
 
-def cycle_scorers(config: PaperGymConfig) -> tuple[PaperScorer, PaperScorer | None]:
+def cycle_scorers(config: TrainConfig) -> tuple[PaperScorer, PaperScorer | None]:
     """The reward's reviewer and the watch's (None for ``cycle.watch=none``), each behind
     ``ReviewReward``. The data is read first: bad data fails in one line, before a reviewer or
     a model is built."""

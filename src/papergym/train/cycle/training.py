@@ -10,14 +10,14 @@ from typing import Any
 
 import torch
 
-from papergym.settings.models import PaperGymConfig
+from papergym.train.config import TrainConfig
 from papergym.train.cycle.generate import messages_of
 from papergym.train.cycle.records import CycleInput, Pair
 from papergym.train.progress import PhaseHook
 
 
 def train_round(
-    config: PaperGymConfig,
+    config: TrainConfig,
     init_model: str,
     pairs: Sequence[Pair],
     round_dir: Path,
@@ -58,7 +58,7 @@ def train_round(
 
 
 def _trainer(
-    config: PaperGymConfig, inputs: dict[str, Any], common: dict[str, Any], pairs: Sequence[Pair]
+    config: TrainConfig, inputs: dict[str, Any], common: dict[str, Any], pairs: Sequence[Pair]
 ) -> Any:
     """The round's TRL trainer: SFT on the chosen papers, or SimPO + α·NLL on the pairs."""
     from datasets import Dataset
@@ -108,7 +108,7 @@ def _pair_messages(pair: Pair, system_prompt: str | None) -> list[dict[str, str]
     return messages_of(item, system_prompt)
 
 
-def _trainer_args(config: PaperGymConfig, output: Path, seed: int) -> dict[str, Any]:
+def _trainer_args(config: TrainConfig, output: Path, seed: int) -> dict[str, Any]:
     """Every TrainingArguments setting that matters, so a TRL default change cannot move a run."""
     from papergym.train.models import torch_dtype
 
