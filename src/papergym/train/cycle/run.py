@@ -38,6 +38,7 @@ import functools
 import json
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,7 @@ def run_cycle(
     plan = round_inputs(list(by_id), settings.rounds, settings.input_fraction, config.seed)
     rounds: list[dict[str, Any]] = []
     with asyncio.Runner() as runner:
+        shared = Rounds(config, runner, reward, watch, on_round, phase)
         for number, ids in enumerate(plan, start=1):
             folder = round_dir(run_dir, number)
             done = folder / "metrics.json"
@@ -127,9 +129,7 @@ def run_cycle(
                 _tell(on_round, number, "finished earlier; skipped")
             else:
                 chosen = [by_id[i] for i in ids]
-                metrics = play_round(
-                    config, runner, number, folder, current, chosen, reward, watch, on_round, phase
-                )
+                metrics = play_round(shared, number, folder, current, chosen)
             rounds.append(metrics)
             current = metrics["model"]
     summary = {"run_dir": str(run_dir), "rounds": rounds, "final_model": current}
@@ -177,27 +177,30 @@ def _as_recorded_rounds(config: TrainConfig) -> TrainConfig:
     return config.model_copy(update={"cycle": cycle})
 
 
+@dataclass(frozen=True)
+class Rounds:
+    """What every round of a run shares: the settings, the event loop the reviewers run on,
+    the reward and the watch, and the hooks the command listens with."""
+
+    config: TrainConfig
+    runner: asyncio.Runner
+    reward: PaperScorer
+    watch: PaperScorer | None
+    on_round: RoundHook | None = None
+    phase: PhaseFactory | None = None
+
+
 def play_round(
-    config: TrainConfig,
-    runner: asyncio.Runner,
-    number: int,
-    folder: Path,
-    current: str,
-    inputs: Sequence[CycleInput],
-    reward: PaperScorer,
-    watch: PaperScorer | None,
-    on_round: RoundHook | None,
-    phase: PhaseFactory | None = None,
+    shared: Rounds, number: int, folder: Path, current: str, inputs: Sequence[CycleInput]
 ) -> dict[str, Any]:
     """One round: sample, review, pair, train; ``metrics.json`` is written last."""
+    config, on_round, phase = shared.config, shared.on_round, shared.phase
     started = time.perf_counter()
     folder.mkdir(parents=True, exist_ok=True)
     full = {item.id: item.prompt for item in inputs}
     inputs = clip_prompts(current, inputs, config.cycle.max_prompt_tokens)
     clipped = sum(1 for item in inputs if item.prompt != full[item.id])
-    papers = _papers(
-        config, runner, number, folder, current, inputs, reward, watch, on_round, phase
-    )
+    papers = _papers(shared, number, folder, current, inputs)
     pairs, skips = pairs_of(inputs, papers)
     write_jsonl(folder / "pairs.jsonl", pairs)
     write_jsonl(folder / "skips.jsonl", skips)
@@ -227,19 +230,11 @@ def play_round(
 
 
 def _papers(
-    config: TrainConfig,
-    runner: asyncio.Runner,
-    number: int,
-    folder: Path,
-    current: str,
-    inputs: Sequence[CycleInput],
-    reward: PaperScorer,
-    watch: PaperScorer | None,
-    on_round: RoundHook | None,
-    phase: PhaseFactory | None,
+    shared: Rounds, number: int, folder: Path, current: str, inputs: Sequence[CycleInput]
 ) -> list[Paper]:
     """The round's papers, scored: read back when an earlier try saved them, else written by
     the policy at ``current`` and reviewed (saved only when every review reached its endpoint)."""
+    config, on_round, phase = shared.config, shared.on_round, shared.phase
     papers_file = folder / "papers.jsonl"
     if papers_file.is_file():
         papers = read_jsonl(papers_file, Paper)
@@ -261,7 +256,13 @@ def _papers(
         )
         _tell(on_round, number, "reviewing")
         papers = score_papers(
-            runner, inputs, generated, reward, watch, phase, f"round {number} reviewing"
+            shared.runner,
+            inputs,
+            generated,
+            shared.reward,
+            shared.watch,
+            phase,
+            f"round {number} reviewing",
         )
         if failed := [p.reason for p in papers if p.reason and endpoint_failed(p.reason)]:
             raise ReviewerUnreachable(number, failed)  # not unscored: never saved as a result
