@@ -1,7 +1,7 @@
 """A miniature of CycleResearcher's training by review (SPEC §5): does the held-out review score
 rise round over round, and does SimPO + NLL beat SimPO alone and SFT on the chosen papers?
 
-PaperGym's real loop (``papergym.train.cycle.run_cycle``: fresh third of the inputs per round,
+PaperGym's real loop (``papergym.train.cycle.run.run_cycle``: fresh third of the inputs per round,
 3 papers per input at T = 0.4, ``ReviewReward``, best/worst pairs with ties and unscored
 skipped, TRL's CPO trainer with ``loss_type="simpo"``) on a synthetic writing task a tiny model
 can learn on two CPU cores.
@@ -11,7 +11,7 @@ is six short lines: the title, then ``# Introduction`` citing the first key, ``#
 the second, ``# Results`` citing the third, ``# Conclusion``. 36 titles (adjective × noun),
 each with 3 keys drawn from 40 made-up words; 20 inputs train, 16 are held out.
 
-**The reviewer** is checkable: :class:`~papergym.train.cycle_reviewers.StructureReviewer`
+**The reviewer** is checkable: :class:`~papergym.train.cycle.reviewers.StructureReviewer`
 through ``ReviewReward``: seven checks (each of the four sections present, in order, something
 cited, every cited key among the input's references, found by the paper's title line), rating
 ``1 + 9 × passed/7`` on the ICLR scale, reward = rating scaled to [0, 1].
@@ -105,12 +105,13 @@ from papergym.eval.stats import bootstrap_mean, paired_difference, sign_test
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.review.reward import ReviewReward
 from papergym.sources.bib import Reference
-from papergym.train.command import quiet_libraries
 from papergym.train.config import TrainConfig
-from papergym.train.cycle import generate_papers, run_cycle
-from papergym.train.cycle_records import CycleInput
-from papergym.train.cycle_reviewers import StructureReviewer
+from papergym.train.cycle.generate import generate_papers
+from papergym.train.cycle.records import CycleInput
+from papergym.train.cycle.reviewers import StructureReviewer
+from papergym.train.cycle.run import run_cycle
 from papergym.train.opsd import encode_prompts
+from papergym.train.run import quiet_libraries
 from papergym.train.tiny import IM_END, build_tiny_model, build_tiny_tokenizer
 from papergym.write.data import LeakageFigures, WriteManifest, WritePrompt
 

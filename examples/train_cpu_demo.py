@@ -39,9 +39,9 @@ def build_dataset(out: Path) -> Path:
 
 def run_demo(out: Path, *, opsd_steps: int = 4, grpo_steps: int = 2) -> dict[str, Any]:
     """Build, then OPSD → GRPO on the tiny model; returns the run summary."""
-    from papergym.train.command import quiet_libraries, stage_runners
     from papergym.train.config import load_config
-    from papergym.train.run import run_pipeline
+    from papergym.train.run import quiet_libraries, run_pipeline
+    from papergym.train.stages import stage_runners
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # everything is local
     quiet_libraries()  # as `papergym train` does: no library bars, info logs or deprecations

@@ -322,7 +322,7 @@ def test_train_takes_its_config_as_argument_or_with_c(
     def stop(config: PaperGymConfig, as_json: bool, log_every: int | None = None) -> None:
         seen.append(config)
 
-    monkeypatch.setattr("papergym.train.command._run", stop)
+    monkeypatch.setattr("papergym.cli.train._run", stop)
     path = tmp_path / "t.yaml"
     path.write_text("model: {name_or_path: tiny}\nopsd: {steps: 5}\n")
     for args in (

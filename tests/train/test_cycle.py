@@ -15,9 +15,9 @@ from papergym.cli import app
 from papergym.jsonl import read_jsonl
 from papergym.review.reward import ReviewReward
 from papergym.train.config import TrainConfig
-from papergym.train.cycle import run_cycle
-from papergym.train.cycle_records import Pair, Paper, round_metrics
-from papergym.train.cycle_reviewers import StructureReviewer
+from papergym.train.cycle.records import Pair, Paper, round_metrics
+from papergym.train.cycle.reviewers import StructureReviewer
+from papergym.train.cycle.run import run_cycle
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -234,7 +234,7 @@ def test_a_run_folder_another_command_wrote_is_refused_in_one_line(tmp_path: Pat
 def test_data_given_relative_is_recorded_absolute_so_a_resume_matches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import papergym.train.cycle as cycle_module
+    import papergym.train.cycle.run as cycle_module
 
     write_data(tmp_path / "write-data", count=2)
     seen: list[Any] = []
@@ -277,8 +277,8 @@ def test_a_run_with_a_relative_folder_resumes_from_another_working_folder(
 def test_the_summary_calls_the_offline_reviewer_a_baseline() -> None:
     from rich.console import Console
 
+    from papergym.cli.train.cycle import summary_table
     from papergym.settings.models import PaperGymConfig
-    from papergym.train.cycle_command import summary_table
 
     settings = PaperGymConfig.model_validate(
         {"cycle": {"reviewer": "offline", "watch": "structure"}}
@@ -289,8 +289,8 @@ def test_the_summary_calls_the_offline_reviewer_a_baseline() -> None:
 
 
 def test_the_summary_says_why_the_watch_columns_are_empty() -> None:
+    from papergym.cli.train.cycle import watch_notes
     from papergym.settings.models import PaperGymConfig
-    from papergym.train.cycle_command import watch_notes
 
     settings = PaperGymConfig.model_validate(
         {"model": {"name_or_path": "tiny"}, "cycle": {"watch": "structure"}}

@@ -16,9 +16,9 @@ from papergym.fakellm import FakeOpenAIServer
 from papergym.fakellm.completions import extract_schema
 from papergym.jsonl import read_jsonl
 from papergym.train.config import TrainConfig
-from papergym.train.cycle import run_cycle
-from papergym.train.cycle_records import Paper
-from papergym.train.cycle_reviewers import build_scorer
+from papergym.train.cycle.records import Paper
+from papergym.train.cycle.reviewers import build_scorer
+from papergym.train.cycle.run import run_cycle
 from support.reviewer import ScriptedReviewer, review_answer
 
 
@@ -102,7 +102,7 @@ def test_a_round_rewarded_by_the_llm_reviewer(
 def test_a_reviewer_endpoint_that_fails_leaves_the_round_unfinished(
     tmp_path: Path, tiny_model: Path, server: FakeOpenAIServer
 ) -> None:
-    from papergym.train.cycle import ReviewerUnreachable
+    from papergym.train.cycle.run import ReviewerUnreachable
 
     data = write_data(tmp_path / "data", count=2)
     config = TrainConfig.model_validate(
@@ -160,7 +160,7 @@ def test_a_round_whose_papers_lost_some_reviews_to_the_endpoint_is_unfinished(
 ) -> None:
     """Issue 20 item 7: papers scored from 1 of their 2 reviews, the other's endpoint having
     failed, were kept as the round's result."""
-    from papergym.train.cycle import ReviewerUnreachable
+    from papergym.train.cycle.run import ReviewerUnreachable
 
     data = write_data(tmp_path / "data", count=2)
     config = TrainConfig.model_validate(

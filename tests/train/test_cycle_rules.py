@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from papergym.review.reward import ReviewReward
-from papergym.train.cycle_records import (
+from papergym.train.cycle.records import (
     CycleInput,
     Pair,
     Paper,
@@ -18,7 +18,7 @@ from papergym.train.cycle_records import (
     select_pair,
     watch_agreement,
 )
-from papergym.train.cycle_reviewers import StructureReviewer, citations_of, sections_of
+from papergym.train.cycle.reviewers import StructureReviewer, citations_of, sections_of
 
 ITEM = CycleInput(id="a", prompt="Write.")
 
@@ -141,7 +141,7 @@ def test_structure_reviewer_through_review_reward() -> None:
 def test_reviewers_are_built_from_the_config() -> None:
     from papergym.errors import BadInputError
     from papergym.train.config import TrainConfig
-    from papergym.train.cycle_reviewers import build_reviewer, build_scorer
+    from papergym.train.cycle.reviewers import build_reviewer, build_scorer
 
     config = TrainConfig()
     assert isinstance(build_reviewer("structure", config), StructureReviewer)

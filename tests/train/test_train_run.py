@@ -118,8 +118,8 @@ def test_config_changes_name_every_differing_key() -> None:
     new = {"output_dir": "b", "opsd": {"steps": 4, "beta": 0.1}, "stages": ["grpo", "opsd"]}
     assert config_changes(old, new) == [
         "opsd.beta: (unset) → 0.1",
-        "opsd.top_k: null → (unset)",
-        'stages: ["opsd"] → ["grpo", "opsd"]',
+        "opsd.top_k: (none) → (unset)",
+        "stages: ['opsd'] → ['grpo', 'opsd']",
     ]
     assert config_changes(old, {**old, "output_dir": "elsewhere"}) == []
 

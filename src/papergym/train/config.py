@@ -7,7 +7,8 @@ ablations of SPEC §4 (GRPO→OPSD, either stage alone) are one override away::
     papergym train pipeline configs/qwen3-8b.yaml --data out stages='[grpo, opsd]'
 
 The model, the loader and the override rules live in :mod:`papergym.settings` (one mechanism for
-every command); this module keeps the names training code and scripts import. ``configs/`` holds
+every command); this module keeps the names training code and scripts import, and is the one
+module of :mod:`papergym.train` that imports :mod:`papergym.settings`. ``configs/`` holds
 the shipped files, each of which the tests load and validate.
 """
 
@@ -20,8 +21,10 @@ from papergym.reward.settings import RewardSection
 from papergym.settings.load import (
     Override,
     apply_overrides,
+    config_yaml,
     flag,
     read_config_file,
+    save_config,
 )
 from papergym.settings.load import load_config as _load
 from papergym.settings.models import PaperGymConfig
@@ -71,6 +74,8 @@ __all__ = [
     "TinyModelSettings",
     "TrainConfig",
     "apply_overrides",
+    "config_yaml",
     "load_config",
     "read_config_file",
+    "save_config",
 ]

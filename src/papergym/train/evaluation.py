@@ -3,10 +3,11 @@
 **During a stage** (``eval.steps``): every N optimiser steps, :class:`StepEvaluator` answers the
 held-out questions greedily with the policy *in memory* (the chat template and the prompts
 training uses, no reload from disk), scores the answers with the rubric reward the GRPO stage
-uses (``make_reward(config)``) and returns the ``eval/*`` values one metrics record carries:
-the mean reward with its bootstrap interval, the specific and general parts, unscored answers
-and answer length. An answer cut at ``eval.max_tokens`` is unscored, never 0, as in
-``papergym eval``. Generation, scoring and statistics are ``papergym eval``'s own functions.
+uses (``make_reward(config.reward, config.llm)``) and returns the ``eval/*`` values one
+metrics record carries: the mean reward with its bootstrap interval, the specific and general
+parts, unscored answers and answer length. An answer cut at ``eval.max_tokens`` is unscored,
+never 0, as in ``papergym eval``. Generation, scoring and statistics are ``papergym eval``'s
+own functions.
 
 **After the run** (``eval.final``): :func:`evaluate_run` runs ``papergym eval`` on the base
 model and each stage's ``final/`` model into ``RUN/eval/`` (answers, scores, summary with the
@@ -42,9 +43,10 @@ from papergym.llm.types import SamplingParams
 from papergym.llm.usage import UsageTracker
 from papergym.records import Instance, Rubric, source_kind_of
 from papergym.reward import runtime
+from papergym.reward.factory import make_reward
 from papergym.reward.reward import RubricReward
-from papergym.settings.load import config_yaml
-from papergym.train.config import TrainConfig
+from papergym.train.config import TrainConfig, config_yaml
+from papergym.train.tokens import stop_token_ids
 
 EVAL_DIR = "eval"
 """The run folder's sub-folder the final evaluation writes."""
@@ -113,8 +115,6 @@ class StepEvaluator:
     def answers(self, model: Any) -> list[EvalAnswer]:
         """One greedy answer per question, generated as the hf backend of ``papergym eval``
         does (same chat template, prompt and stop tokens), on the weights being trained."""
-        from papergym.train.opsd import stop_token_ids
-
         loaded = LoadedModel(
             tokenizer=self.tokenizer,
             model=model,
@@ -179,15 +179,13 @@ def step_evaluator(
     held_out = rows.get("test") or []
     if not config.eval.steps or not held_out:
         return None
-    from papergym.reward.runtime import make_reward
-
     limit = step_question_limit(config)
     e = config.eval
     return StepEvaluator(
         name=name,
         instances=held_out_instances(held_out[:limit] if limit else held_out),
         tokenizer=tokenizer,
-        reward=reward or make_reward(config),
+        reward=reward or make_reward(config.reward, config.llm),
         max_tokens=e.max_tokens,
         system_prompt=config.data.system_prompt,
         boot=Bootstrap(resamples=e.resamples, level=e.level, seed=e.seed),
@@ -232,7 +230,6 @@ class RunEval:
 def evaluate_run(config: TrainConfig, result: dict[str, Any], held_out: list[Instance]) -> RunEval:
     """``papergym eval`` of the run's base model and stage finals on ``held_out``, in
     ``RUN/eval/``; a finished evaluation of the same plan is read back, not redone."""
-    from papergym.reward.runtime import make_reward
     from papergym.train.data import instances_path
 
     out = Path(result["run_dir"]) / EVAL_DIR
@@ -248,7 +245,7 @@ def evaluate_run(config: TrainConfig, result: dict[str, Any], held_out: list[Ins
     # answers, since a model path (a retrained run) can hold other weights next time.
     settings = config.model_copy(update={"llm": config.llm.model_copy(update={"cache": False})})
     systems = run_systems(config, result)
-    reward = make_reward(config)
+    reward = make_reward(config.reward, config.llm)
     plan = eval_plan(config.eval, config.reward, data, systems, reward.judge.name)
     summary_path = out / SUMMARY_FILE
     plan_path = out / PLAN_FILE

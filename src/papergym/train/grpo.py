@@ -29,8 +29,9 @@ from transformers import TrainerCallback
 from trl.trainer.grpo_config import GRPOConfig
 from trl.trainer.grpo_trainer import GRPOTrainer
 
+from papergym.reward.factory import make_reward
 from papergym.reward.reward import RubricReward
-from papergym.reward.runtime import make_reward, set_shared_reward
+from papergym.reward.runtime import set_shared_reward
 from papergym.reward.trl import rubric_reward as trl_rubric_reward
 from papergym.train.callbacks import MetricsCallback
 from papergym.train.config import TrainConfig
@@ -146,7 +147,7 @@ def grpo_config(ctx: StageContext) -> GRPOConfig:
 def build_reward(config: TrainConfig) -> RubricReward:
     """The rubric reward of ``config.reward`` (its judge, α, limits; the judge's LLM from
     ``reward.llm_config`` or ``llm``), built from the config itself, not the environment."""
-    return make_reward(config)
+    return make_reward(config.reward, config.llm)
 
 
 def grpo_summary(ctx: StageContext, steps: int, resumed: Path | None) -> dict[str, Any]:

@@ -83,3 +83,29 @@ def signal_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
+
+
+def learning_signal_warnings(result: dict[str, Any]) -> list[str]:
+    """One warning per GRPO stage whose groups mostly tied (no spread, zero advantage), with
+    the likely reason when every reward was the same number."""
+    warnings = []
+    for stage in result["stages"]:
+        share = stage.get("tied_share")
+        if not isinstance(share, int | float) or share < TIED_WARNING:
+            continue
+        steps = stage.get("steps")
+        tied = stage.get("tied_steps")
+        why = ""
+        constant = stage.get("constant_reward")
+        if isinstance(constant, int | float):
+            why = (
+                f"; every answer scored {constant:.3g}"
+                + (" (no rubric criterion met)" if constant == 0 else "")
+                + ": the policy's answers must differ in what the reward sees"
+            )
+        warnings.append(
+            f"{stage['stage']}: warning: {share:.0%} of the groups tied, every answer scoring the "
+            f"same (in {tied} of {steps} steps all of them): their advantages are 0, so "
+            f"{stage['stage']} learned {'nothing' if share >= 1 else 'little'}{why}"
+        )
+    return warnings

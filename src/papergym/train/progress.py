@@ -24,9 +24,8 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Annotated, Any
+from typing import Any
 
-import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
@@ -35,21 +34,11 @@ from papergym.train.grpo_signal import TIED_KEY, TIED_WARNING
 DEFAULT_LINES = 20
 """Without ``--log-every``, a phase prints about this many lines (every ``total // 20`` units)."""
 
-LogEveryOption = Annotated[
-    int | None,
-    typer.Option(
-        "--log-every",
-        min=1,
-        help="Off a terminal (a log file, --json): print a progress line every N steps "
-        f"(default: about {DEFAULT_LINES} lines per stage). On a terminal a live bar shows "
-        "every step.",
-        show_default=False,
-    ),
-]
-"""The ``--log-every`` option of every ``papergym train`` command."""
-
 PhaseHook = Callable[[int, Mapping[str, Any]], None]
 """Told ``(units done, values)`` after each unit: a step and its logged values, or a paper."""
+PhaseFactory = Callable[[str, int, str], PhaseHook]
+"""``(name, total, unit)`` → the hook a phase of a round reports its progress to
+(:meth:`ProgressReport.phase`)."""
 
 
 class ProgressReport:

@@ -13,7 +13,8 @@ Layout of a run folder::
     summary.json                 every stage's summary, and the final model's path
 
 Running the same command again resumes: finished stages are skipped and an unfinished one
-continues from its last checkpoint. A folder written by a different configuration is refused.
+continues from its last checkpoint. A folder written by a different configuration is refused
+(:data:`RUN_RECORD`, through :mod:`papergym.runfolder`).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from typing import Any
 
 import yaml
 
-from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
+from papergym.records import Instance
+from papergym.runfolder import RunRecord, differences, resumes
 from papergym.train.config import StageName, TrainConfig
 
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
@@ -141,68 +143,31 @@ def prune_checkpoints(folder: Path, keep: int) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+RUN_RECORD = RunRecord(
+    "config.yaml", "run", hint="use another output_dir or the same config", limit=5
+)
+"""A run folder's record: the resolved configuration, of which :data:`IDENTITY_SECTIONS`
+decide whether the folder resumes (:mod:`papergym.runfolder`)."""
+
+
 def prepare_run_dir(config: TrainConfig) -> Path:
     """Create the run folder or accept it for resuming; refuse one from another configuration."""
     out = config.output_dir
-    if out.exists() and not out.is_dir():
-        raise BadInputError(out, "output path exists and is not a folder")
-    config_path = out / "config.yaml"
     resolved = config.resolved()
-    if out.is_dir() and any(out.iterdir()):
-        if not config_path.is_file():
-            raise BadInputError(out, "output folder is not empty and holds no PaperGym run")
-        previous = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
-        changes = config_changes(previous, resolved)
-        if changes:
-            shown = "; ".join(changes[:_CHANGES_SHOWN])
-            more = len(changes) - _CHANGES_SHOWN
-            raise BadInputError(
-                out,
-                f"run folder holds a run with a different configuration ({shown}"
-                f"{f'; … {more} more' if more > 0 else ''}); "
-                "use another output_dir or the same config",
-            )
+    resumes(out, RUN_RECORD, _identity(resolved), recorded_identity=_identity)
     out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(config_path, yaml.safe_dump(resolved, sort_keys=False))
+    write_text_atomic(RUN_RECORD.path(out), yaml.safe_dump(resolved, sort_keys=False))
     return out
 
 
 def config_changes(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
     """``key: old → new`` for each dotted key of :data:`IDENTITY_SECTIONS` whose value differs,
-    sorted.
-
-    A key only one side has shows ``(unset)`` on the other.
-    """
-    old, new = _flatten(_identity(previous)), _flatten(_identity(current))
-    return [
-        f"{key}: {_shown(old, key)} → {_shown(new, key)}"
-        for key in sorted(set(old) | set(new))
-        if old.get(key, _UNSET) != new.get(key, _UNSET)
-    ]
+    sorted; a key only one side has shows ``(unset)`` on the other."""
+    return differences(_identity(previous), _identity(current))
 
 
 def _identity(config: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in config.items() if key in IDENTITY_SECTIONS}
-
-
-_UNSET = object()
-_CHANGES_SHOWN = 5
-
-
-def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        if isinstance(value, dict) and value:
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
-
-
-def _shown(flat: dict[str, Any], key: str) -> str:
-    if key not in flat:
-        return "(unset)"
-    return json.dumps(flat[key], ensure_ascii=False, default=str)
 
 
 def stage_dir(run_dir: Path, index: int, stage: StageName) -> Path:
@@ -244,3 +209,50 @@ def run_pipeline(
     result = {"run_dir": str(run_dir), "stages": summaries, "final_model": current}
     write_text_atomic(run_dir / "summary.json", json.dumps(result, indent=1, default=float))
     return result
+
+
+def quiet_libraries() -> None:
+    """Our progress bar and summary say what matters; the libraries' per-file bars ("Writing
+    model shards"), info logs and deprecation warnings about their own internals do not.
+
+    Every ``papergym train`` command and ``examples/train_cpu_demo.py`` call it.
+    """
+    import warnings
+
+    import datasets
+    from transformers.utils import logging as hf_logging
+
+    datasets.disable_progress_bars()  # TRL maps a stage's few rows: no bar worth showing
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    warnings.filterwarnings(
+        "ignore", message="`(is_)?gradient_checkpointing(_enable|_disable)?` is deprecated"
+    )
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """The held-out instances (``data.test_fraction``) both evaluations use; ``note`` says why
+    there is no evaluation when one is asked for and nothing is held out."""
+
+    instances: list[Instance]
+    note: str | None
+
+
+def held_out_split(config: TrainConfig) -> HeldOut:
+    """The build's held-out split, read as training will read it."""
+    from papergym.train.data import load_instances
+
+    splits = load_instances(config.data)
+    held_out = splits.get("test", [])
+    if held_out or not (config.eval.steps or config.eval.final):
+        return HeldOut(held_out, None)
+    papers = len({item.paper_id for item in splits["train"]})
+    why = (
+        "data.test_fraction is not set"
+        if config.data.test_fraction is None
+        else f"data.test_fraction={config.data.test_fraction} held out no paper of the "
+        f"{papers} in the build"
+    )
+    note = f"eval: no held-out split ({why}): no evaluation during or after training"
+    return HeldOut(held_out, note)

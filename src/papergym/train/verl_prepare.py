@@ -119,7 +119,7 @@ def prepare_verl(config: TrainConfig, out: Path) -> list[Path]:
     spec["papergym"].setdefault("reward_env", {})[CONFIG_ENV] = str(out.resolve() / CONFIG_FILE)
 
     def fill(folder: Path) -> None:
-        from papergym.settings import save_config
+        from papergym.train.config import save_config
 
         _fill(folder, config, splits, val_file, spec)
         save_config(folder, config)  # the reward's settings, read by each worker via CONFIG_ENV
@@ -193,11 +193,20 @@ def grpo_overrides(
     One optimiser step per training step (mini-batch = batch), as TRL's GRPO does by default;
     micro-batches are sized by token count (dynamic batch size), so no per-GPU count to tune.
     """
+    batch = prompts_per_step(config.grpo)
+    return {
+        **_data_overrides(config, batch, val_file, max_prompt_length),
+        **_actor_overrides(config, batch, max_prompt_length),
+        **_trainer_overrides(config, train_rows, batch, validate=val_file == TEST_FILE),
+    }
+
+
+def _data_overrides(
+    config: TrainConfig, batch: int, val_file: str, max_prompt_length: int
+) -> dict[str, Any]:
+    """The algorithm and the data: what is sampled, how long prompts and answers may be."""
     grpo = config.grpo
-    batch = prompts_per_step(grpo)
-    validate = val_file == TEST_FILE
-    max_response = grpo.max_completion_length
-    values: dict[str, Any] = {
+    return {
         "algorithm.adv_estimator": "grpo",
         "algorithm.norm_adv_by_std_in_grpo": _normalise_by_std(grpo.scale_rewards),
         "algorithm.use_kl_in_reward": False,
@@ -205,17 +214,24 @@ def grpo_overrides(
         "data.val_files": val_file,
         "data.train_batch_size": batch,
         "data.max_prompt_length": max_prompt_length,
-        "data.max_response_length": max_response,
+        "data.max_response_length": grpo.max_completion_length,
         "data.filter_overlong_prompts": True,
         "data.truncation": "error",
         "data.shuffle": True,
         "data.seed": config.seed,
+    }
+
+
+def _actor_overrides(config: TrainConfig, batch: int, max_prompt_length: int) -> dict[str, Any]:
+    """The policy, its optimiser and loss, the rollouts, the reference model and LoRA."""
+    grpo = config.grpo
+    return {
         "actor_rollout_ref.model.path": _model_path(config.model.name_or_path),
         "actor_rollout_ref.actor.optim.lr": grpo.learning_rate,
         "actor_rollout_ref.actor.ppo_mini_batch_size": batch,
         "actor_rollout_ref.actor.use_dynamic_bsz": True,
         "actor_rollout_ref.actor.ppo_max_token_len_per_gpu": max(
-            MIN_TOKENS_PER_GPU, max_prompt_length + max_response
+            MIN_TOKENS_PER_GPU, max_prompt_length + grpo.max_completion_length
         ),
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 1,
         "actor_rollout_ref.actor.use_kl_loss": grpo.beta > 0,
@@ -233,6 +249,15 @@ def grpo_overrides(
         "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu": 1,
         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": 1,
         **_lora_overrides(config),
+    }
+
+
+def _trainer_overrides(
+    config: TrainConfig, train_rows: int, batch: int, *, validate: bool
+) -> dict[str, Any]:
+    """How long to train, when to save and validate, where to write, on how many GPUs."""
+    grpo = config.grpo
+    return {
         "trainer.total_training_steps": grpo.steps,
         "trainer.total_epochs": epochs_for(grpo.steps, train_rows, batch),
         "trainer.save_freq": grpo.save_every,
@@ -246,7 +271,6 @@ def grpo_overrides(
         "trainer.nnodes": DEFAULT_NNODES,
         "trainer.n_gpus_per_node": DEFAULT_GPUS_PER_NODE,
     }
-    return values
 
 
 def reward_key_styles(module_path: str) -> dict[str, dict[str, str]]:

@@ -1,4 +1,5 @@
-"""``papergym train cycle CONFIG --data DATA``: iterative SimPO + NLL against a reviewer."""
+"""``papergym train cycle CONFIG --data DATA``: iterative SimPO + NLL against a reviewer; the
+rounds themselves are :func:`papergym.train.cycle.run.run_cycle`."""
 
 from __future__ import annotations
 
@@ -17,52 +18,59 @@ from papergym.cli.common import (
     stderr,
     stdout,
 )
+from papergym.cli.train.options import LogEveryOption, config_path
 from papergym.settings.load import flag
 from papergym.settings.models import PaperGymConfig
-from papergym.train.progress import LogEveryOption, ProgressReport
+from papergym.train.cycle.reviewers import PaperScorer
+from papergym.train.progress import ProgressReport
+
+CycleConfigArgument = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="CONFIG",
+        help="Training config (YAML), e.g. configs/cycle-tiny-cpu.yaml or "
+        "configs/cycle-12b.yaml; or give it with -c.",
+        show_default=False,
+    ),
+]
+CycleOverridesArgument = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Config overrides as key=value: cycle.rounds=5 cycle.nll_weight=0 "
+        "cycle.loss=sft cycle.watch=none.",
+        show_default=False,
+    ),
+]
+CycleConfigOption = Annotated[
+    Path | None,
+    typer.Option("-c", "--config", help="The training config, as CONFIG.", show_default=False),
+]
+CycleDataOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="Folder written by `papergym write prepare` (its prompts.jsonl are the "
+        "inputs); sets cycle.data.",
+        show_default=False,
+    ),
+]
+CycleOutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Run folder (sets output_dir). Running again resumes at the first unfinished round.",
+        show_default=False,
+    ),
+]
 
 
 def cycle(
-    config: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="CONFIG",
-            help="Training config (YAML), e.g. configs/cycle-tiny-cpu.yaml or "
-            "configs/cycle-12b.yaml; or give it with -c.",
-            show_default=False,
-        ),
-    ] = None,
-    overrides: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Config overrides as key=value: cycle.rounds=5 cycle.nll_weight=0 "
-            "cycle.loss=sft cycle.watch=none.",
-            show_default=False,
-        ),
-    ] = None,
-    config_file: Annotated[
-        Path | None,
-        typer.Option("-c", "--config", help="The training config, as CONFIG.", show_default=False),
-    ] = None,
-    data: Annotated[
-        Path | None,
-        typer.Option(
-            "--data",
-            help="Folder written by `papergym write prepare` (its prompts.jsonl are the "
-            "inputs); sets cycle.data.",
-            show_default=False,
-        ),
-    ] = None,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Run folder (sets output_dir). Running again resumes at the first unfinished "
-            "round.",
-            show_default=False,
-        ),
-    ] = None,
+    config: CycleConfigArgument = None,
+    overrides: CycleOverridesArgument = None,
+    config_file: CycleConfigOption = None,
+    data: CycleDataOption = None,
+    output: CycleOutputOption = None,
     as_json: JsonOption = False,
     log_every: LogEveryOption = None,
     debug: DebugOption = False,
@@ -77,10 +85,7 @@ def cycle(
     Exit code 0 when every round is finished; 1 when the reviewer's endpoint failed (the round
     is not saved: run the same command again); 2 on bad input (data another command wrote, a
     run folder of another configuration or command)."""
-    from papergym.train.command import config_path, quiet_libraries
     from papergym.train.config import load_config
-    from papergym.train.cycle import ReviewerUnreachable, load_inputs, run_cycle
-    from papergym.train.cycle_reviewers import build_scorer
 
     path, extra = config_path(config, config_file, overrides)
     extra_overrides: list[Any] = list(extra)
@@ -90,10 +95,15 @@ def cycle(
         extra_overrides.append(flag("cycle.data", str(data.resolve()), "--data"))
     if output is not None:
         extra_overrides.append(flag("output_dir", str(output), "-o"))
-    settings = load_config(path, extra_overrides)
-    load_inputs(settings.cycle)  # bad data: one line, before a reviewer or model is built
-    reward = build_scorer(settings.cycle.reviewer, settings)
-    watch = None if settings.cycle.watch == "none" else build_scorer(settings.cycle.watch, settings)
+    _run(load_config(path, extra_overrides), as_json, log_every)
+
+
+def _run(settings: PaperGymConfig, as_json: bool, log_every: int | None) -> None:
+    """Run the rounds with their progress on stderr, then print the summary (or its JSON)."""
+    from papergym.train.cycle.run import ReviewerUnreachable, cycle_scorers, run_cycle
+    from papergym.train.run import quiet_libraries
+
+    reward, watch = cycle_scorers(settings)
     quiet_libraries()
     live = not as_json and stderr.is_terminal
     try:
@@ -113,11 +123,18 @@ def cycle(
     if as_json:
         stdout.print_json(json.dumps(summary, default=float))
         return
+    _print_summary(summary, settings, (reward, watch))
+
+
+def _print_summary(
+    summary: dict[str, Any], settings: PaperGymConfig, scorers: tuple[PaperScorer | None, ...]
+) -> None:
+    """The rounds' table, why watch columns are empty, the LLM reviewers' usage, the model."""
     stdout.print(summary_table(summary, settings))
     for note in watch_notes(summary, settings):
         stdout.print(note, highlight=False, markup=False, soft_wrap=True)
     papers = sum(r["papers"] for r in summary["rounds"])
-    for scorer in (reward, watch):
+    for scorer in scorers:
         client = getattr(getattr(scorer, "reviewer", None), "llm", None)
         if client is not None and client.tracker.rows:  # the LLM reviewer's calls and cost
             from papergym.llm.report import usage_table

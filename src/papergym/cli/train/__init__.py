@@ -1,4 +1,6 @@
-"""``papergym train opsd|grpo|sft|pipeline|verl-prepare``."""
+"""``papergym train opsd|grpo|sft|pipeline|verl-prepare|cycle``: options, progress and tables;
+the run itself is :mod:`papergym.train.run` (:func:`~papergym.train.run.run_pipeline`), the
+final evaluation :mod:`papergym.train.evaluation`, the cycle :mod:`papergym.train.cycle.run`."""
 
 from __future__ import annotations
 
@@ -18,16 +20,24 @@ from papergym.cli.common import (
     stdout,
 )
 from papergym.cli.groups import HELP_SETTINGS, HelpGroup
-from papergym.errors import BadInputError
+from papergym.cli.train.cycle import cycle_command
+from papergym.cli.train.options import (
+    ConfigArgument,
+    ConfigFileOption,
+    DataOption,
+    LogEveryOption,
+    OutputOption,
+    OverridesArgument,
+    config_path,
+)
 from papergym.records import Instance
-from papergym.settings.load import is_override
 from papergym.train.config import StageName, TrainConfig, load_config
-from papergym.train.cycle_command import cycle_command
-from papergym.train.grpo_signal import TIED_WARNING
-from papergym.train.progress import LogEveryOption, ProgressReport
-from papergym.train.run import StageContext, StageRunner, StepHook, run_pipeline
+from papergym.train.grpo_signal import learning_signal_warnings
+from papergym.train.progress import ProgressReport
+from papergym.train.run import held_out_split, quiet_libraries, run_pipeline
+from papergym.train.stages import stage_runners
 
-train_app = typer.Typer(
+app = typer.Typer(
     name="train",
     help="Train a research planner on a build: OPSD, GRPO, SFT, the two-stage pipeline, or a "
     "verl bundle for multi-node GRPO; or a paper writer by review (cycle).",
@@ -36,95 +46,6 @@ train_app = typer.Typer(
     context_settings=HELP_SETTINGS,
     cls=HelpGroup,
 )
-
-ConfigArgument = Annotated[
-    str | None,
-    typer.Argument(
-        metavar="CONFIG",
-        help="Training config (YAML), e.g. configs/qwen3-8b.yaml or configs/tiny-cpu.yaml; or "
-        "give it with -c, as every command takes its config.",
-        show_default=False,
-    ),
-]
-ConfigFileOption = Annotated[
-    Path | None,
-    typer.Option(
-        "-c",
-        "--config",
-        help="The training config, as the CONFIG argument (every command reads -c); then every "
-        "positional argument is a key=value override.",
-        show_default=False,
-    ),
-]
-OverridesArgument = Annotated[
-    list[str] | None,
-    typer.Argument(
-        help="Config overrides as key=value, dotted for nested keys, values read as YAML: "
-        "opsd.steps=400 lora.r=16 stages='[grpo, opsd]' model.name_or_path=Qwen/Qwen3-1.7B.",
-        show_default=False,
-    ),
-]
-DataOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--data",
-        help="Folder written by `papergym build` (or its instances.jsonl); sets data.build_dir.",
-        show_default=False,
-    ),
-]
-OutputOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Run folder (sets output_dir). Running again resumes from the last checkpoint.",
-        show_default=False,
-    ),
-]
-
-
-def stage_runners(report: ProgressReport | None = None) -> dict[StageName, StageRunner]:
-    """Each stage's trainer, imported on use (TRL is slow to import and OPSD needs none of it);
-    with ``report``, each shows its steps (loss, reward, ETA) through it."""
-
-    def hook(stage: StageName, total: int) -> StepHook | None:
-        return report.phase(stage, total) if report is not None else None
-
-    def opsd(ctx: StageContext) -> dict[str, Any]:
-        from papergym.train.opsd import run_opsd
-
-        return run_opsd(ctx, on_step=hook("opsd", ctx.config.opsd.steps))
-
-    def grpo(ctx: StageContext) -> dict[str, Any]:
-        from papergym.train.grpo import run_grpo
-
-        return run_grpo(ctx, on_step=hook("grpo", ctx.config.grpo.steps))
-
-    def sft(ctx: StageContext) -> dict[str, Any]:
-        from papergym.train.sft import run_sft
-
-        return run_sft(ctx, on_step=hook("sft", ctx.config.sft.steps))
-
-    return {"opsd": opsd, "grpo": grpo, "sft": sft}
-
-
-def config_path(
-    positional: str | None, option: Path | None, overrides: list[str] | None
-) -> tuple[Path, list[str]]:
-    """The config file, given as the first argument or with ``-c`` (exactly one of them), and
-    the overrides: with ``-c``, a first argument that is ``key=value`` is an override."""
-    extra = list(overrides or [])
-    if positional is not None and is_override(positional):
-        extra.insert(0, positional)
-        positional = None
-    if positional is not None and option is not None:
-        raise BadInputError(
-            None, f"two configs: {positional} and -c {option}; give the config once"
-        )
-    path = option if option is not None else Path(positional) if positional else None
-    if path is None:
-        raise BadInputError(None, "no training config: give CONFIG or -c CONFIG")
-    return path, extra
 
 
 def _config(
@@ -140,25 +61,6 @@ def _config(
     if stage is not None:
         extra.append(f"stages=[{stage}]")
     return load_config(config_path, extra, data=data)
-
-
-def quiet_libraries() -> None:
-    """Our progress bar and summary say what matters; the libraries' per-file bars ("Writing
-    model shards"), info logs and deprecation warnings about their own internals do not.
-
-    Every ``papergym train`` command and ``examples/train_cpu_demo.py`` call it.
-    """
-    import warnings
-
-    import datasets
-    from transformers.utils import logging as hf_logging
-
-    datasets.disable_progress_bars()  # TRL maps a stage's few rows: no bar worth showing
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-    warnings.filterwarnings(
-        "ignore", message="`(is_)?gradient_checkpointing(_enable|_disable)?` is deprecated"
-    )
 
 
 def _run(config: TrainConfig, as_json: bool, log_every: int | None = None) -> None:
@@ -183,53 +85,17 @@ def _run(config: TrainConfig, as_json: bool, log_every: int | None = None) -> No
         stdout.print_json(json.dumps(result, default=float))
 
 
-def learning_signal_warnings(result: dict[str, Any]) -> list[str]:
-    """One warning per GRPO stage whose groups mostly tied (no spread, zero advantage), with
-    the likely reason when every reward was the same number."""
-    warnings = []
-    for stage in result["stages"]:
-        share = stage.get("tied_share")
-        if not isinstance(share, int | float) or share < TIED_WARNING:
-            continue
-        steps = stage.get("steps")
-        tied = stage.get("tied_steps")
-        why = ""
-        constant = stage.get("constant_reward")
-        if isinstance(constant, int | float):
-            why = (
-                f"; every answer scored {constant:.3g}"
-                + (" (no rubric criterion met)" if constant == 0 else "")
-                + ": the policy's answers must differ in what the reward sees"
-            )
-        warnings.append(
-            f"{stage['stage']}: warning: {share:.0%} of the groups tied, every answer scoring the "
-            f"same (in {tied} of {steps} steps all of them): their advantages are 0, so "
-            f"{stage['stage']} learned {'nothing' if share >= 1 else 'little'}{why}"
-        )
-    return warnings
-
-
 def _held_out(config: TrainConfig) -> list[Instance]:
-    """The held-out instances (data.test_fraction) both evaluations use; says on stderr when
-    an evaluation is asked for and there are none."""
-    from papergym.train.data import load_instances
-
-    splits = load_instances(config.data)
-    held_out = splits.get("test", [])
-    if not held_out and (config.eval.steps or config.eval.final):
-        papers = len({item.paper_id for item in splits["train"]})
-        why = (
-            "data.test_fraction is not set"
-            if config.data.test_fraction is None
-            else f"data.test_fraction={config.data.test_fraction} held out no paper of the "
-            f"{papers} in the build"
-        )
+    """The held-out instances both evaluations use; says on stderr when an evaluation is
+    asked for and there are none."""
+    held_out = held_out_split(config)
+    if held_out.note is not None:
         stderr.print(
-            f"eval: no held-out split ({why}): no evaluation during or after training",
+            held_out.note,
             highlight=False,
             soft_wrap=True,  # one line, however narrow the terminal or log
         )
-    return held_out
+    return held_out.instances
 
 
 def _final_eval(
@@ -318,7 +184,7 @@ def _training_command(name: str, stage: StageName | None, summary: str) -> None:
         _run(_config(path, extra, data, output, stage), as_json, log_every)
 
     command.__doc__ = summary + EVAL_HELP
-    train_app.command(name)(command)
+    app.command(name)(command)
 
 
 _training_command(
@@ -345,10 +211,10 @@ _training_command(
 )
 
 
-train_app.command("cycle")(cycle_command)
+app.command("cycle")(cycle_command)
 
 
-@train_app.command("verl-prepare")
+@app.command("verl-prepare")
 @reports_errors
 def verl_prepare(
     out: Annotated[
@@ -377,3 +243,6 @@ def verl_prepare(
     for path in written:
         stdout.print(str(path))
     stdout.print(f"verl bundle written to {out}; see {out / 'README.md'}")
+
+
+__all__ = ["app"]
