@@ -20,23 +20,17 @@ from rich.progress import (
 from rich.table import Table
 
 from papergym.cli.common import (
-    ApiKeyEnvOption,
-    BaseUrlOption,
-    CacheDirOption,
     ConfigOption,
     DebugOption,
     JsonOption,
-    LLMConfigOption,
-    ModelOption,
-    NoCacheOption,
     flags,
-    llm_flags,
     paths_and_overrides,
     reports_errors,
     resolve,
     stderr,
     stdout,
 )
+from papergym.cli.flags import Given, llm_options
 from papergym.cli.groups import single_app
 from papergym.errors import BadInputError
 from papergym.eval.compare.records import CompareSummary, CompareVerdict, CriterionResult
@@ -133,6 +127,7 @@ class _Bar:
 
 @app.command("compare")
 @reports_errors
+@llm_options()
 def compare(
     arguments: EvalDirsArgument,
     out: OutOption,
@@ -140,12 +135,7 @@ def compare(
     judges: JudgeSpecsOption = None,
     data: DataOption = None,
     config: ConfigOption = None,
-    llm_config: LLMConfigOption = None,
-    base_url: BaseUrlOption = None,
-    model: ModelOption = None,
-    api_key_env: ApiKeyEnvOption = None,
-    no_cache: NoCacheOption = False,
-    cache_dir: CacheDirOption = None,
+    llm: Given = (),
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -159,7 +149,7 @@ def compare(
     refuse_foreign_folder(out)  # before the flags are checked: a foreign folder is named first
     given = [
         *judge_flags(judge, judges),
-        *llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir),
+        *llm,
     ]
     resolved = resolve(config, overrides, given)
     bar = _Bar()
