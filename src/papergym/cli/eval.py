@@ -14,6 +14,7 @@ from papergym.cli.common import (
     DebugOption,
     JsonOption,
     exit_unfinished,
+    numbers_table,
     reports_errors,
     resolve,
     stdout,
@@ -191,14 +192,12 @@ _COLUMNS = (
 
 
 def _systems_table(summary: EvalSummary) -> Table:
-    table = Table(
-        title=f"Eval: {summary.questions} questions ({summary.split}) × {summary.samples} "
+    table = numbers_table(
+        f"Eval: {summary.questions} questions ({summary.split}) × {summary.samples} "
         f"sample(s), judge {summary.judge}, {alpha_text(summary)}, "
         f"{int(summary.level * 100)}% intervals",
-        title_justify="left",
+        _COLUMNS,
     )
-    for column in _COLUMNS:
-        table.add_column(column, justify="left" if column == "system" else "right")
     for s in summary.systems:
         r = s.length_reward[0]
         table.add_row(

@@ -16,6 +16,7 @@ from papergym.cli.common import (
     DebugOption,
     JsonOption,
     exit_unfinished,
+    numbers_table,
     paths_and_overrides,
     reports_errors,
     resolve,
@@ -102,9 +103,9 @@ def _print_summary(run: ReviewRun) -> None:
     facts = run.summary()
     title = f"Review: {facts['papers']} paper(s), {facts['reviewer']}"
     if run.records and len(run.records) <= PAPERS_SHOWN:
-        table = Table(title=title, title_justify="left")
-        for column in ("paper", "score", "decision", "reviews", "unscored", "ratings"):
-            table.add_column(column, justify="left" if column == "paper" else "right")
+        table = numbers_table(
+            title, ("paper", "score", "decision", "reviews", "unscored", "ratings")
+        )
         for r in run.records:
             table.add_row(
                 r.paper_id,
