@@ -23,6 +23,7 @@ from papergym.cli.flags import Given, llm_options
 from papergym.cli.groups import single_app
 from papergym.errors import BadInputError
 from papergym.llm.check import BackendCheck, check_backends
+from papergym.llm.config import require_llm
 from papergym.llm.report import usage_table
 from papergym.llm.types import ROLES, Role
 
@@ -56,12 +57,7 @@ def llm_check(
     """
     resolved = resolve(config_file, overrides, llm)
     config = resolved.llm
-    if not config.configured:
-        raise BadInputError(
-            None,
-            "no LLM configured: pass --llm-config, or --base-url and --model, or set llm in the "
-            "-c file",
-        )
+    require_llm(config, "no LLM configured")
     roles = _roles(role)
     results, tracker = asyncio.run(check_backends(config, roles, max_tokens=max_tokens))
     if results and not any(r.ok for r in results) and not json_output:
