@@ -104,8 +104,8 @@ from papergym.eval.records import Estimate
 from papergym.eval.stats import bootstrap_mean, paired_difference, sign_test
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.review.reward import ReviewReward
+from papergym.settings.train import TrainConfig
 from papergym.sources.bib import Reference
-from papergym.train.config import TrainConfig
 from papergym.train.cycle.generate import generate_papers
 from papergym.train.cycle.records import CycleInput
 from papergym.train.cycle.reviewers import StructureReviewer

@@ -136,7 +136,7 @@ from papergym.records import (
     content_hash,
 )
 from papergym.reward.reward import RubricReward
-from papergym.train.config import OPSDSettings, StageName, TrainConfig
+from papergym.settings.train import OPSDSettings, StageName, TrainConfig
 from papergym.train.grpo import run_grpo
 from papergym.train.models import load_model, load_tokenizer
 from papergym.train.opsd import (

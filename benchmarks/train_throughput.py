@@ -64,7 +64,7 @@ from papergym.reward.reward import Judge, RubricReward
 from papergym.reward.runtime import make_judge, set_shared_reward
 from papergym.reward.trl import completion_text, rubric_reward
 from papergym.settings import load_config
-from papergym.train.config import LoraSettings, OPSDSettings, TrainConfig
+from papergym.settings.train import LoraSettings, OPSDSettings, TrainConfig
 from papergym.train.grpo import grpo_trainer
 from papergym.train.models import load_model, load_tokenizer, lora_config, with_lora
 from papergym.train.opsd import OPSDTrainer, SampledBatch, encode_prompts, teacher_messages

@@ -39,7 +39,7 @@ def build_dataset(out: Path) -> Path:
 
 def run_demo(out: Path, *, opsd_steps: int = 4, grpo_steps: int = 2) -> dict[str, Any]:
     """Build, then OPSD → GRPO on the tiny model; returns the run summary."""
-    from papergym.train.config import load_config
+    from papergym.settings.train import load_config
     from papergym.train.run import quiet_libraries, run_pipeline
     from papergym.train.stages import stage_runners
 

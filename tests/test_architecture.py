@@ -36,12 +36,10 @@ FLOORS = {
 RUNS_BACK_UP = {
     ("papergym.reward.runtime", "papergym.settings"),
     ("papergym.reward.runtime", "papergym.settings.models"),
-    ("papergym.train.config", "papergym.settings.load"),
-    ("papergym.train.config", "papergym.settings.models"),
 }
 """The imports that still run back up, each to be removed (issue 21, left open): the process-wide
-reward that verl, OpenRLHF and TRL processes load reads ``$PAPERGYM_CONFIG`` itself, and
-``train.config`` hands training scripts the loader. A new one fails the tests below."""
+reward that verl, OpenRLHF and TRL processes load reads ``$PAPERGYM_CONFIG`` itself. A new one
+fails the tests below."""
 
 
 def _module_name(path: Path) -> str:

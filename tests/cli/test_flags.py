@@ -9,7 +9,14 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from papergym.cli.flags import Given, config_flags, description, field_of, help_text
+from papergym.cli.flags import (
+    Given,
+    config_flags,
+    description,
+    field_of,
+    help_text,
+    llm_options,
+)
 from papergym.cli.groups import single_app
 from papergym.settings.load import load_config
 
@@ -75,3 +82,44 @@ def test_bounds_from_the_field_are_checked_by_click() -> None:
 def test_help_names_the_key_it_sets(key: str) -> None:
     assert help_text(key, field_of(key)).endswith("]")
     assert f"[{key}; default" in help_text(key, field_of(key))
+
+
+def test_llm_options_stand_where_llm_is_and_become_its_overrides() -> None:
+    seen: list[Any] = []
+    app = single_app()
+
+    @app.command("demo")
+    @config_flags(limit="build.limit")
+    @llm_options()
+    def demo(
+        path: Annotated[str, typer.Argument()],
+        llm: Given = (),
+        last: Annotated[bool, typer.Option("--last")] = False,
+        given: Given = (),
+    ) -> None:
+        """A demo command."""
+        seen.append((list(llm), list(given)))
+
+    shown = runner.invoke(app, ["--help"], env={"COLUMNS": "300"}).output
+    names = ("--llm-config", "--base-url", "--model", "--api-key-env", "--no-cache", "--cache-dir")
+    places = [shown.index(name) for name in (*names, "--last", "--limit")]
+    assert places == sorted(places)  # in the place of `llm`, the config flags last
+    assert runner.invoke(app, ["p"]).exit_code == 0
+    assert seen[-1] == ([], [])
+    result = runner.invoke(app, ["p", "--model", "m", "--no-cache", "--limit", "2"])
+    assert result.exit_code == 0, result.output
+    llm, given = seen[-1]
+    config = load_config(None, [*given, *llm])
+    assert (config.llm.default.model, config.llm.cache, config.build.limit) == ("m", False, 2)
+
+
+def test_llm_options_without_the_cache_flags() -> None:
+    app = single_app()
+
+    @app.command("demo")
+    @llm_options(cache=False)
+    def demo(llm: Given = ()) -> None:
+        """A demo command."""
+
+    shown = runner.invoke(app, ["--help"], env={"COLUMNS": "300"}).output
+    assert "--base-url" in shown and "--no-cache" not in shown

@@ -12,7 +12,7 @@ from train_samples import train_instance
 from papergym.export.trl import trl_rows
 from papergym.jsonl import write_jsonl
 from papergym.records import Instance
-from papergym.train.config import StageName, TrainConfig
+from papergym.settings.train import StageName, TrainConfig
 from papergym.train.run import StageContext
 from papergym.train.tiny import save_tiny_model
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from papergym.cli import app
 from papergym.jsonl import read_jsonl
 from papergym.review.reward import ReviewReward
-from papergym.train.config import TrainConfig
+from papergym.settings.train import TrainConfig
 from papergym.train.cycle.records import Pair, Paper, round_metrics
 from papergym.train.cycle.reviewers import StructureReviewer
 from papergym.train.cycle.run import run_cycle
@@ -199,7 +199,7 @@ def test_every_test_prompt_is_not_a_training_input(tmp_path: Path) -> None:
 
 
 def test_shipped_cycle_configs_load() -> None:
-    from papergym.train.config import load_config
+    from papergym.settings.train import load_config
 
     tiny = load_config(CONFIGS / "cycle-tiny-cpu.yaml")
     paper = load_config(CONFIGS / "cycle-12b.yaml")

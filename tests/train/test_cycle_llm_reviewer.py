@@ -15,7 +15,7 @@ from cycle_samples import write_data
 from papergym.fakellm import FakeOpenAIServer
 from papergym.fakellm.completions import extract_schema
 from papergym.jsonl import read_jsonl
-from papergym.train.config import TrainConfig
+from papergym.settings.train import TrainConfig
 from papergym.train.cycle.records import Paper
 from papergym.train.cycle.reviewers import build_scorer
 from papergym.train.cycle.run import run_cycle

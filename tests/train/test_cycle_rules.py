@@ -140,7 +140,7 @@ def test_structure_reviewer_through_review_reward() -> None:
 
 def test_reviewers_are_built_from_the_config() -> None:
     from papergym.errors import BadInputError
-    from papergym.train.config import TrainConfig
+    from papergym.settings.train import TrainConfig
     from papergym.train.cycle.reviewers import build_reviewer, build_scorer
 
     config = TrainConfig()

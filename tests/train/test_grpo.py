@@ -21,7 +21,7 @@ from papergym.fakellm import FakeOpenAIServer
 from papergym.records import Instance, Verdict
 from papergym.reward.judge import RubricJudge
 from papergym.reward.reward import RubricReward
-from papergym.train.config import RewardSettings, TrainConfig
+from papergym.settings.train import RewardSettings, TrainConfig
 from papergym.train.grpo import build_reward, grpo_config, run_grpo
 from papergym.train.run import StageContext
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from train_samples import sample_rows
 
-from papergym.train.config import LoraSettings, OPSDSettings
+from papergym.settings.train import LoraSettings, OPSDSettings
 from papergym.train.models import load_model, load_tokenizer, with_lora
 from papergym.train.opsd import (
     OPSDTrainer,

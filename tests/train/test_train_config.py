@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from papergym.errors import BadInputError
-from papergym.train.config import TrainConfig, apply_overrides, load_config
+from papergym.settings.train import TrainConfig, apply_overrides, load_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 SHIPPED = sorted(CONFIGS.glob("*.yaml"))

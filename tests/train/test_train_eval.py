@@ -19,7 +19,7 @@ from papergym.export.common import split_instances
 from papergym.export.trl import trl_rows
 from papergym.jsonl import write_jsonl
 from papergym.records import Instance
-from papergym.train.config import StageName, TrainConfig
+from papergym.settings.train import StageName, TrainConfig
 from papergym.train.evaluation import StepEvaluator, should_evaluate, step_evaluator
 from papergym.train.models import load_model, load_tokenizer
 from papergym.train.run import StageContext

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from papergym.errors import BadInputError
-from papergym.train.config import StageName, TrainConfig
+from papergym.settings.train import StageName, TrainConfig
 from papergym.train.run import (
     StageContext,
     StageRunner,

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from papergym.settings.train import TrainConfig
 from papergym.train.callbacks import TOKENS_PER_SECOND
-from papergym.train.config import TrainConfig
 from papergym.train.run import StageContext
 from papergym.train.trl_stage import resume_point, stage_summary
 

@@ -25,7 +25,7 @@ from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, Rubric
 from papergym.reward import runtime
 from papergym.reward.verl import KEYS
-from papergym.train.config import TrainConfig, load_config
+from papergym.settings.train import TrainConfig, load_config
 from papergym.train.verl_prepare import (
     MARKER_FILE,
     SAMPLE_FILE,

@@ -29,6 +29,7 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -422,17 +423,31 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+@dataclass(frozen=True)
+class ServeOptions:
+    """What a reward server takes from the serve settings: the body limit, the bearer token
+    every path but ``/health`` requires, and whether ``/docs`` is served."""
+
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    token: str | None = None
+    docs: bool = False
+
+
+DEFAULT_SERVE_OPTIONS = ServeOptions()
+
+
 def run_server(
-    app_for: Callable[[Callable[[str], None]], Any],
+    create_app: Callable[..., Any],
     sock: socket.socket,
+    options: ServeOptions,
     *,
-    token: str | None,
+    load: Callable[[], None],
     serving: str,
     loading: str,
 ) -> int:
-    """Run the app ``app_for(on_load_error)`` builds on ``sock`` until SIGTERM/SIGINT, after one
-    line saying where it listens, what it serves and the token rule; the exit code (1 when
-    loading failed: that stops the server)."""
+    """Run the app ``create_app(max_body_bytes=, token=, docs=, load=, on_load_error=)`` builds
+    on ``sock`` until SIGTERM/SIGINT, after one line saying where it listens, what it serves and
+    the token rule; the exit code (1 when loading failed: that stops the server)."""
     _log_to_stderr()
     failed: list[str] = []
 
@@ -440,15 +455,22 @@ def run_server(
         failed.append(error)
         server.should_exit = True
 
+    app = create_app(
+        max_body_bytes=options.max_body_bytes,
+        token=options.token,
+        docs=options.docs,
+        load=load,
+        on_load_error=stop,
+    )
     config = uvicorn.Config(
-        app_for(stop),
+        app,
         log_level="warning",
         access_log=False,  # our own line per request says more (latency, scored/unscored)
         timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_S),
         lifespan="on",
     )
     server = RewardServer(config)
-    guard = "bearer token required (except /health)" if token else "no token"
+    guard = "bearer token required (except /health)" if options.token else "no token"
     log.info(f"papergym serve-reward listening on {url_of(sock)} · {serving} · {guard} · {loading}")
     server.run(sockets=[sock])
     log.info("stopped")

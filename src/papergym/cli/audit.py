@@ -14,23 +14,16 @@ from papergym.audit.report import AuditReport, MethodRate, snippet
 from papergym.audit.run import CONFIG_FILE, INSTANCES_FILE, ITEMS_FILE, REPORT_FILE, run_audit
 from papergym.cli.common import (
     OVERRIDES_HELP,
-    ApiKeyEnvOption,
-    BaseUrlOption,
-    CacheDirOption,
     ConfigOption,
     DebugOption,
     JsonOption,
-    LLMConfigOption,
-    ModelOption,
-    NoCacheOption,
-    llm_flags,
     paths_and_overrides,
     reports_errors,
     resolve,
     stderr,
     stdout,
 )
-from papergym.cli.flags import Given, config_flags
+from papergym.cli.flags import Given, config_flags, llm_options
 from papergym.cli.groups import single_app
 from papergym.cli.progress import ProgressBar
 from papergym.llm.report import usage_table
@@ -74,16 +67,12 @@ OutOption = Annotated[
     embedding_threshold="audit.embedding_threshold",
     top="audit.top",
 )
+@llm_options()
 def audit(
     files: FilesArgument,
     config: ConfigOption = None,
     format: FormatOption = AuditFormat.auto,
-    llm_config: LLMConfigOption = None,
-    base_url: BaseUrlOption = None,
-    model: ModelOption = None,
-    api_key_env: ApiKeyEnvOption = None,
-    no_cache: NoCacheOption = False,
-    cache_dir: CacheDirOption = None,
+    llm: Given = (),
     out: OutOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
@@ -94,7 +83,6 @@ def audit(
     A cheap lexical/embedding overlap screen always runs; --judge adds the LLM judge. Rates are reported per dataset, dimension and origin, with the most-leaked criteria.
     """
     paths, overrides = paths_and_overrides(files, "dataset")
-    llm = llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir)
     resolved = resolve(config, overrides, [*given, *llm])
     with ProgressBar("judge") as bar:
         result = run_audit(

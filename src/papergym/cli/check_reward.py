@@ -9,13 +9,13 @@ from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from papergym.cli.common import (
     ConfigOption,
     DebugOption,
     JsonOption,
     OverridesArgument,
+    numbers_table,
     reports_errors,
     stderr,
     stdout,
@@ -111,12 +111,10 @@ def _checked(
 
 
 def _print_report(report: CheckReport, margin: float) -> None:
-    table = Table(
-        title=f"Reward self-test ({report.judge}, {report.instances} instances)",
-        title_justify="left",
+    table = numbers_table(
+        f"Reward self-test ({report.judge}, {report.instances} instances)",
+        ("probe", "mean reward", "scored", "unscored"),
     )
-    for column in ("probe", "mean reward", "scored", "unscored"):
-        table.add_column(column, justify="left" if column == "probe" else "right")
     for probe in report.probes:
         table.add_row(
             probe.probe,

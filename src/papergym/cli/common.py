@@ -152,6 +152,15 @@ def print_summary(title: str, summary: Mapping[str, object], json_output: bool) 
     stdout.print(table)
 
 
+def numbers_table(title: str, columns: Sequence[str]) -> Table:
+    """A table whose first column (what a row is) is left-aligned and the others (its numbers)
+    right-aligned."""
+    table = Table(title=title, title_justify="left")
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="right" if index else "left")
+    return table
+
+
 # --- the configuration ---------------------------------------------------------------------------
 
 ConfigOption = Annotated[

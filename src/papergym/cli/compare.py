@@ -9,37 +9,24 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from papergym.cli.common import (
-    ApiKeyEnvOption,
-    BaseUrlOption,
-    CacheDirOption,
     ConfigOption,
     DebugOption,
     JsonOption,
-    LLMConfigOption,
-    ModelOption,
-    NoCacheOption,
     flags,
-    llm_flags,
     paths_and_overrides,
     reports_errors,
     resolve,
     stderr,
     stdout,
 )
+from papergym.cli.flags import Given, llm_options
 from papergym.cli.groups import single_app
+from papergym.cli.progress import ProgressBar
 from papergym.errors import BadInputError
-from papergym.eval.compare.records import CompareSummary, CompareVerdict, CriterionResult
+from papergym.eval.compare.records import CompareSummary, CriterionResult
 from papergym.eval.compare.run import refuse_foreign_folder, run_compare
 from papergym.llm.report import usage_table
 from papergym.settings.load import Override, config_yaml
@@ -108,31 +95,9 @@ def judge_flags(judge: str | None, judges: str | None) -> list[Override]:
     )
 
 
-class _Bar:
-    """The verdicts asked so far, on a terminal's stderr; it appears once judging starts."""
-
-    def __init__(self) -> None:
-        self.progress = Progress(
-            TextColumn("compare"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=stderr,
-            transient=True,
-            disable=not stderr.is_terminal,
-        )
-        self.task: TaskID | None = None
-
-    def start(self, total: int) -> None:
-        self.task = self.progress.add_task("", total=total)
-
-    def advance(self, verdict: CompareVerdict) -> None:
-        if self.task is not None:
-            self.progress.update(self.task, advance=1)
-
-
 @app.command("compare")
 @reports_errors
+@llm_options()
 def compare(
     arguments: EvalDirsArgument,
     out: OutOption,
@@ -140,12 +105,7 @@ def compare(
     judges: JudgeSpecsOption = None,
     data: DataOption = None,
     config: ConfigOption = None,
-    llm_config: LLMConfigOption = None,
-    base_url: BaseUrlOption = None,
-    model: ModelOption = None,
-    api_key_env: ApiKeyEnvOption = None,
-    no_cache: NoCacheOption = False,
-    cache_dir: CacheDirOption = None,
+    llm: Given = (),
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -159,11 +119,10 @@ def compare(
     refuse_foreign_folder(out)  # before the flags are checked: a foreign folder is named first
     given = [
         *judge_flags(judge, judges),
-        *llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir),
+        *llm,
     ]
     resolved = resolve(config, overrides, given)
-    bar = _Bar()
-    with bar.progress:
+    with ProgressBar("compare") as bar:
         result = run_compare(
             paths,
             out,
@@ -172,7 +131,7 @@ def compare(
             config_yaml=config_yaml(resolved),
             data=data,
             on_start=bar.start,
-            on_verdict=bar.advance,
+            on_verdict=lambda _: bar.advance(""),
         )
     if result.summary is None:
         _exit_unfinished(result.failed, result.planned, result.kept, result.log)

@@ -10,20 +10,16 @@ import typer
 from rich.table import Table
 
 from papergym.cli.common import (
-    ApiKeyEnvOption,
-    CacheDirOption,
     ConfigOption,
     DebugOption,
     JsonOption,
-    LLMConfigOption,
-    NoCacheOption,
     exit_unfinished,
-    llm_flags,
+    numbers_table,
     reports_errors,
     resolve,
     stdout,
 )
-from papergym.cli.flags import Given, config_flags
+from papergym.cli.flags import Given, config_flags, llm_options
 from papergym.cli.groups import single_app
 from papergym.eval.data import load_eval_data
 from papergym.eval.records import (
@@ -115,17 +111,13 @@ def split_systems(arguments: list[str]) -> tuple[list[str], list[str]]:
 @app.command("eval", epilog=EVAL_EPILOG)
 @reports_errors
 @config_flags(split="eval.split", samples=("eval.samples", "-n", "--samples"), judge="reward.judge")
+@llm_options(base_url=JudgeBaseUrlOption, model=JudgeModelOption)
 def eval_command(
     arguments: SystemsArgument,
     data: DataOption,
     out: OutOption,
     config: ConfigOption = None,
-    llm_config: LLMConfigOption = None,
-    base_url: JudgeBaseUrlOption = None,
-    model: JudgeModelOption = None,
-    api_key_env: ApiKeyEnvOption = None,
-    no_cache: NoCacheOption = False,
-    cache_dir: CacheDirOption = None,
+    llm: Given = (),
     json_output: JsonOption = False,
     debug: DebugOption = False,
     given: Given = (),
@@ -140,8 +132,7 @@ def eval_command(
     next run (exit 1).
     """
     specs, overrides = split_systems(arguments)
-    llm_options = llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir)
-    settings = resolve(config, overrides, [*given, *llm_options])
+    settings = resolve(config, overrides, [*given, *llm])
     refuse_foreign_folder(out)  # before the data is read: a foreign folder is named first
     loaded = load_eval_data(
         data, settings.eval.split, settings.data.test_fraction, settings.eval.limit
@@ -201,14 +192,12 @@ _COLUMNS = (
 
 
 def _systems_table(summary: EvalSummary) -> Table:
-    table = Table(
-        title=f"Eval: {summary.questions} questions ({summary.split}) × {summary.samples} "
+    table = numbers_table(
+        f"Eval: {summary.questions} questions ({summary.split}) × {summary.samples} "
         f"sample(s), judge {summary.judge}, {alpha_text(summary)}, "
         f"{int(summary.level * 100)}% intervals",
-        title_justify="left",
+        _COLUMNS,
     )
-    for column in _COLUMNS:
-        table.add_column(column, justify="left" if column == "system" else "right")
     for s in summary.systems:
         r = s.length_reward[0]
         table.add_row(

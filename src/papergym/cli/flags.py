@@ -33,6 +33,15 @@ import typer
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from papergym.cli.common import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    CacheDirOption,
+    LLMConfigOption,
+    ModelOption,
+    NoCacheOption,
+    llm_flags,
+)
 from papergym.settings.load import Override, flag, model_of
 from papergym.settings.models import PaperGymConfig
 
@@ -136,6 +145,42 @@ def _parameter(spec: ConfigFlag) -> inspect.Parameter:
     )
 
 
+def with_options(
+    command: F,
+    parameter: str,
+    options: Sequence[inspect.Parameter],
+    collect: Callable[[dict[str, Any]], Any],
+    *,
+    in_place: bool,
+) -> F:
+    """``command`` with its parameter ``parameter`` replaced by ``options`` (where it stood, or
+    after every other parameter): the wrapper hands the command ``collect(kwargs)``, which pops
+    the options' values, as ``parameter``."""
+    signature = inspect.signature(command)
+    assert parameter in signature.parameters, f"{command.__name__} takes no `{parameter}`"
+    # annotations evaluated: typer reads the signature, which holds them as written
+    hints = typing.get_type_hints(command, include_extras=True)
+    parameters: list[inspect.Parameter] = []
+    for p in signature.parameters.values():
+        if p.name == parameter:
+            parameters.extend(options if in_place else ())
+        else:
+            parameters.append(p.replace(annotation=hints.get(p.name, p.annotation)))
+    if not in_place:
+        positional = [p for p in parameters if p.kind is not inspect.Parameter.KEYWORD_ONLY]
+        keyword = [p for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        parameters = [*positional, *keyword, *options]
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        collected = collect(kwargs)  # pops the options' values
+        return command(*args, **kwargs, **{parameter: collected})
+
+    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+    return wrapper  # type: ignore[return-value]
+
+
 def config_flags(**keys: str | tuple[str, ...]) -> Callable[[F], F]:
     """Add one option per ``parameter=key`` (or ``parameter=(key, *names)``) to a command; the
     command receives the overrides of those given as ``given``."""
@@ -148,31 +193,46 @@ def config_flags(**keys: str | tuple[str, ...]) -> Callable[[F], F]:
         )
 
     def decorate(command: F) -> F:
-        signature = inspect.signature(command)
-        assert "given" in signature.parameters, f"{command.__name__} takes no `given`"
-        # annotations evaluated: typer reads the signature, which holds them as written
-        hints = typing.get_type_hints(command, include_extras=True)
-        kept = [
-            p.replace(annotation=hints.get(p.name, p.annotation))
-            for p in signature.parameters.values()
-            if p.name != "given"
-        ]
-        generated = [_parameter(spec) for spec in specs]
-        positional = [p for p in kept if p.kind is not inspect.Parameter.KEYWORD_ONLY]
-        keyword = [p for p in kept if p.kind is inspect.Parameter.KEYWORD_ONLY]
-
-        @functools.wraps(command)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            given = [
+        def given(kwargs: dict[str, Any]) -> list[Override]:
+            return [
                 flag(spec.key, value, spec.names[0].split("/")[0])
                 for spec in specs
                 if (value := kwargs.pop(spec.parameter, None)) is not None
             ]
-            return command(*args, given=given, **kwargs)
 
-        parameters = [*positional, *keyword, *generated]
-        wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
-        return wrapper  # type: ignore[return-value]
+        generated = [_parameter(spec) for spec in specs]
+        return with_options(command, "given", generated, given, in_place=False)
+
+    return decorate
+
+
+def llm_options(
+    *, cache: bool = True, base_url: Any = BaseUrlOption, model: Any = ModelOption
+) -> Callable[[F], F]:
+    """Put the shared LLM flags (``--llm-config``, ``--base-url``, ``--model``,
+    ``--api-key-env`` and, with ``cache``, ``--no-cache``, ``--cache-dir``) where the command's
+    parameter ``llm`` stands; the command receives their overrides (:func:`llm_flags`) as
+    ``llm``. ``base_url`` and ``model`` are the option types, for a command whose help says
+    more (an eval's judge)."""
+    types: dict[str, tuple[Any, Any]] = {
+        "llm_config": (LLMConfigOption, None),
+        "base_url": (base_url, None),
+        "model": (model, None),
+        "api_key_env": (ApiKeyEnvOption, None),
+    }
+    if cache:
+        types |= {"no_cache": (NoCacheOption, False), "cache_dir": (CacheDirOption, None)}
+    options = [
+        inspect.Parameter(
+            name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation
+        )
+        for name, (annotation, default) in types.items()
+    ]
+
+    def overrides(kwargs: dict[str, Any]) -> list[Override]:
+        return llm_flags(**{name: kwargs.pop(name) for name in types})
+
+    def decorate(command: F) -> F:
+        return with_options(command, "llm", options, overrides, in_place=True)
 
     return decorate

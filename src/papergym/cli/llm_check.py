@@ -10,23 +10,20 @@ import typer
 from rich.table import Table
 
 from papergym.cli.common import (
-    ApiKeyEnvOption,
-    BaseUrlOption,
     ConfigOption,
     DebugOption,
     JsonOption,
-    LLMConfigOption,
-    ModelOption,
     OverridesArgument,
-    llm_flags,
     reports_errors,
     resolve,
     stderr,
     stdout,
 )
+from papergym.cli.flags import Given, llm_options
 from papergym.cli.groups import single_app
 from papergym.errors import BadInputError
 from papergym.llm.check import BackendCheck, check_backends
+from papergym.llm.config import require_llm
 from papergym.llm.report import usage_table
 from papergym.llm.types import ROLES, Role
 
@@ -35,13 +32,11 @@ app = single_app()
 
 @app.command("llm-check")
 @reports_errors
+@llm_options(cache=False)
 def llm_check(
     overrides: OverridesArgument = None,
     config_file: ConfigOption = None,
-    llm_config: LLMConfigOption = None,
-    base_url: BaseUrlOption = None,
-    model: ModelOption = None,
-    api_key_env: ApiKeyEnvOption = None,
+    llm: Given = (),
     role: Annotated[
         list[str] | None,
         typer.Option(
@@ -60,14 +55,9 @@ def llm_check(
 
     The endpoints are the llm section of the configuration: -c FILE, key=value arguments (llm.default.model=M, llm.roles.judge.base_url=URL) and the LLM flags, which set the same keys.
     """
-    resolved = resolve(config_file, overrides, llm_flags(llm_config, base_url, model, api_key_env))
+    resolved = resolve(config_file, overrides, llm)
     config = resolved.llm
-    if not config.configured:
-        raise BadInputError(
-            None,
-            "no LLM configured: pass --llm-config, or --base-url and --model, or set llm in the "
-            "-c file",
-        )
+    require_llm(config, "no LLM configured")
     roles = _roles(role)
     results, tracker = asyncio.run(check_backends(config, roles, max_tokens=max_tokens))
     if results and not any(r.ok for r in results) and not json_output:

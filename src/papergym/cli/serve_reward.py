@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -33,6 +33,9 @@ from papergym.reward.runtime import (
 )
 from papergym.reward.settings import DEFAULT_MAX_ANSWER_CHARS, ServeSection
 from papergym.settings.models import PaperGymConfig
+
+if TYPE_CHECKING:
+    from papergym.adapters.server import ServeOptions
 
 app = single_app()
 
@@ -213,7 +216,7 @@ def _serve_rubric(settings: PaperGymConfig, token: str | None) -> int:
         check_reachable(judge_llm_config(settings), "judge")
     reward = make_reward(settings)
     sock, options = _listening(settings.serve, token)  # before anything is printed: exit 2
-    return serve(reward, sock, **options)
+    return serve(reward, sock, options)
 
 
 def _serve_review(settings: PaperGymConfig, token: str | None) -> int:
@@ -225,16 +228,16 @@ def _serve_review(settings: PaperGymConfig, token: str | None) -> int:
         check_reachable(settings.llm, "reviewer")
     review_reward = make_review_reward(settings.review, settings.llm, executor=review_workers())
     sock, options = _listening(settings.serve, token)
-    return serve_review(review_reward, sock, **options)
+    return serve_review(review_reward, sock, options)
 
 
-def _listening(serving: ServeSection, token: str | None) -> tuple[socket.socket, dict[str, Any]]:
+def _listening(serving: ServeSection, token: str | None) -> tuple[socket.socket, ServeOptions]:
     """The bound socket (a taken port is exit 2), and the options a server takes: its body
     limit in bytes, token and docs switch."""
+    from papergym.adapters.server import ServeOptions  # the web stack, only when serving
+
     sock = bind(serving.host, serving.port)
-    options = {
-        "max_body_bytes": int(serving.max_body_mb * 1024 * 1024),
-        "token": token,
-        "docs": serving.docs,
-    }
+    options = ServeOptions(
+        max_body_bytes=int(serving.max_body_mb * 1024 * 1024), token=token, docs=serving.docs
+    )
     return sock, options

@@ -14,24 +14,17 @@ from rich.table import Table
 
 from papergym.cli.common import (
     OVERRIDES_HELP,
-    ApiKeyEnvOption,
-    BaseUrlOption,
-    CacheDirOption,
     ConfigOption,
     DebugOption,
     JsonOption,
-    LLMConfigOption,
-    ModelOption,
-    NoCacheOption,
     exit_unfinished,
-    llm_flags,
     paths_and_overrides,
     reports_errors,
     resolve,
     stderr,
     stdout,
 )
-from papergym.cli.flags import Given, config_flags
+from papergym.cli.flags import Given, config_flags, llm_options
 from papergym.cli.groups import sub_app
 from papergym.cli.progress import ProgressBar
 from papergym.llm.report import usage_table
@@ -74,17 +67,13 @@ TopicOption = Annotated[
 @app.command("run")
 @reports_errors
 @config_flags(plan_only=("write.plan_only", "--plan-only"))
+@llm_options()
 def write_run(
     arguments: BibsArgument,
     out: OutOption,
     topic: TopicOption = None,
     config: ConfigOption = None,
-    llm_config: LLMConfigOption = None,
-    base_url: BaseUrlOption = None,
-    model: ModelOption = None,
-    api_key_env: ApiKeyEnvOption = None,
-    no_cache: NoCacheOption = False,
-    cache_dir: CacheDirOption = None,
+    llm: Given = (),
     json_output: JsonOption = False,
     debug: DebugOption = False,
     given: Given = (),
@@ -96,7 +85,6 @@ def write_run(
     Exit code 0 when every paper was written or dropped with a reason; 1 when the endpoint failed (run the same command again: finished sections are kept); 2 on bad input (a .bib that does not parse, or holds fewer usable entries, with a key and a title, than write.min_references; no LLM configured) or when no paper could be written. Entries of a .bib that cannot be parsed are left out with a warning naming the first, and counted in metadata.json (unparsed_entries) and the summary.
     """
     paths, overrides = paths_and_overrides(arguments, ".bib files")
-    llm = llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir)
     settings = resolve(config, overrides, [*given, *llm])
     with ProgressBar("write") as bar:
         run = write_papers(

@@ -216,6 +216,25 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+def user_texts(request: dict[str, Any]) -> list[str]:
+    """The text of each user message of a chat request, in order (a list of parts: their
+    ``text`` joined by spaces); none when ``messages`` is not a list."""
+    messages = request.get("messages")
+    if not isinstance(messages, list):
+        return []
+    return [
+        _joined_parts(content)
+        if isinstance(content := m.get("content"), list)
+        else str(content or "")
+        for m in messages
+        if isinstance(m, dict) and m.get("role") == "user"
+    ]
+
+
+def _joined_parts(parts: list[Any]) -> str:
+    return " ".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+
+
 def _text_of_last_user_message(messages: Any) -> str:
     if not isinstance(messages, list):
         return ""

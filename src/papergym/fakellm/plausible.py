@@ -28,7 +28,7 @@ import json
 import re
 from typing import Any, cast
 
-from papergym.fakellm.completions import JSONDict, extract_schema
+from papergym.fakellm.completions import JSONDict, extract_schema, user_texts
 from papergym.fakellm.plausible_judge import judge_answer
 from papergym.fakellm.plausible_tasks import task_answer
 from papergym.fakellm.schema import sample_from_schema
@@ -125,7 +125,7 @@ def responder(request: dict[str, Any]) -> str | JSONDict:
     task = task_answer(request)  # ARES, review and writer prompts
     if task is not None:
         return task
-    text = _last_user(request)
+    text = next(reversed(user_texts(request)), "")
     for cue, answer in _ANSWERS:
         if cue in text:
             return answer(text)
@@ -400,19 +400,6 @@ def _normalised(text: str) -> str:
 def _lower_first(text: str) -> str:
     keep = len(text) > 1 and text[1].isupper()  # an acronym ("BERT ...") keeps its case
     return text if keep or not text else text[0].lower() + text[1:]
-
-
-def _last_user(request: dict[str, Any]) -> str:
-    messages = request.get("messages")
-    if not isinstance(messages, list):
-        return ""
-    for message in reversed(messages):
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):
-                return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            return str(content or "")
-    return ""
 
 
 # -- other prompts ------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from papergym.fakellm.completions import JSONDict
+from papergym.fakellm.completions import JSONDict, user_texts
 
 JUDGE_OPENINGS = (
     "You are grading a research plan against",  # prompts/specific.md, general.md
@@ -44,7 +44,8 @@ _GENERIC = frozenset(
 
 def judge_answer(request: dict[str, Any]) -> JSONDict | None:
     """The verdicts for a rubric-judge request; ``None`` for any other prompt."""
-    prompt = _first_user_message(request)
+    # the judge's prompt: the first user message (later ones are the LLM layer's repairs)
+    prompt = next(iter(user_texts(request)), "")
     if not prompt.startswith(JUDGE_OPENINGS):
         return None
     found = _COUNT.search(prompt)
@@ -100,14 +101,3 @@ def key_terms(text: str) -> list[str]:
 
 def _stems(text: str) -> set[str]:
     return {w.lower()[:STEM] for w in _WORD.findall(text) if len(w) >= STEM}
-
-
-def _first_user_message(request: dict[str, Any]) -> str:
-    """The judge's prompt: the first user message (later ones are the LLM layer's repairs)."""
-    for message in request.get("messages") or []:
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):
-                return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            return str(content or "")
-    return ""

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -181,6 +181,31 @@ class LLMConfig(BaseModel):
     @property
     def configured(self) -> bool:
         return self.default is not None or bool(self.roles)
+
+
+NO_LLM_HINT = "pass --llm-config, or --base-url and --model, or set llm in the -c file"
+"""How to give an LLM: said after a refusal for want of one."""
+
+Offline = TypeVar("Offline", bound=str)
+
+
+def require_llm(llm: LLMConfig, refusal: str) -> None:
+    """Refuse (bad input, one line: ``refusal`` and the ways to give one) when no LLM is
+    configured."""
+    if not llm.configured:
+        raise BadInputError(None, f"{refusal}: {NO_LLM_HINT}")
+
+
+def llm_or(choice: str, offline: Offline, llm: LLMConfig, refusal: str) -> Literal["llm"] | Offline:
+    """A setting that is ``llm``, ``auto`` or the ``offline`` way, resolved: ``auto`` is
+    ``llm`` when an LLM is configured, else ``offline``; ``llm`` without one is refused
+    (``refusal``: which setting asked for it)."""
+    if choice == "llm":
+        require_llm(llm, refusal)
+        return "llm"
+    if choice == "auto" and llm.configured:
+        return "llm"
+    return offline
 
 
 def load_llm_config(

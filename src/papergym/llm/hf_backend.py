@@ -243,7 +243,7 @@ def generate_batch(
 ) -> list[list[Completion]]:
     """One ``generate`` call for ``prompts``; per prompt, ``settings.n`` completions."""
     model = loaded.model
-    input_ids, attention_mask = _left_padded(prompts, loaded.pad_id)
+    input_ids, attention_mask = left_pad(prompts, loaded.pad_id)
     # Greedy decoding gives n identical answers, and generate refuses n > 1 without sampling.
     rows_per_prompt = settings.n if settings.sampling else 1
     with torch.inference_mode(), _seeded(settings.seed, model.device):
@@ -262,15 +262,17 @@ def generate_batch(
     return results
 
 
-def _left_padded(prompts: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Prompts padded on the left, so every row's answer starts at the same column."""
-    width = max(len(prompt) for prompt in prompts)
-    input_ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
-    attention_mask = torch.zeros((len(prompts), width), dtype=torch.long)
-    for row, prompt in enumerate(prompts):
-        input_ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
-        attention_mask[row, width - len(prompt) :] = 1
-    return input_ids, attention_mask
+def left_pad(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``[batch, width]`` ids and attention mask, sequences aligned to the right edge (so every
+    row's answer starts at the same column)."""
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for i, seq in enumerate(sequences):
+        if seq:
+            ids[i, width - len(seq) :] = torch.tensor(seq, dtype=torch.long)
+            mask[i, width - len(seq) :] = 1
+    return ids, mask
 
 
 def _generate_options(

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from papergym.errors import BadInputError, PaperGymError
+from papergym.errors import PaperGymError
 from papergym.llm.client import LLMClient
-from papergym.llm.config import LLMConfig
+from papergym.llm.config import LLMConfig, llm_or
 from papergym.llm.types import LLMError, Role
 from papergym.records import BuilderName
 from papergym.redact import redact
@@ -27,15 +27,7 @@ class EndpointDown(PaperGymError):
 def choose_builder(choice: str, llm: LLMConfig) -> BuilderName:
     """The builder ``build.builder`` = ``choice`` runs with ``llm``; ``llm`` without an LLM
     configured is the user's error."""
-    if choice == "llm" and not llm.configured:
-        raise BadInputError(
-            None,
-            "--builder llm (build.builder) needs an LLM: pass --llm-config, or --base-url and "
-            "--model, or set llm in the -c file",
-        )
-    if choice == "auto":
-        return "llm" if llm.configured else "extractive"
-    return "llm" if choice == "llm" else "extractive"
+    return llm_or(choice, "extractive", llm, "--builder llm (build.builder) needs an LLM")
 
 
 async def ensure_answering(llm: LLMClient, roles: Sequence[Role]) -> None:

@@ -30,7 +30,7 @@ from pydantic import Field, ValidationError
 from papergym.errors import BadInputError
 from papergym.records import Record
 from papergym.review.anonymise import anonymise
-from papergym.review.records import ICLR, PaperReview, Removal, VenueScale, decide
+from papergym.review.records import ICLR, PaperReview, Removal, VenueScale, baseline_review
 from papergym.review.reviewer import off_loop
 
 SHIPPED = "iclr2022.json"
@@ -217,16 +217,4 @@ class OfflineReviewer:
         else:  # the worker loads the same baseline file (once)
             rating, removed = await off_loop(self.executor, predicted_review, self.path, text)
         score = self._clip(rating)
-        return PaperReview(
-            paper_id=paper_id,
-            source=paper_id,
-            reviewer_model=self.name,
-            baseline=True,
-            reviews=[],
-            unscored=[],
-            meta_review=None,
-            score=score,
-            decision=decide(score, self.threshold),
-            threshold=self.threshold,
-            removed=list(removed),
-        )
+        return baseline_review(paper_id, self.name, score, self.threshold, removed)

@@ -9,6 +9,7 @@ paper with no scored review has ``score`` None, never 0.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -113,6 +114,23 @@ def decide(score: float | None, threshold: float) -> Literal["accept", "reject"]
     if score is None:
         return None
     return "accept" if score >= threshold else "reject"
+
+
+def baseline_review(
+    paper_id: str, baseline: str, score: float, threshold: float, removed: Sequence[Removal] = ()
+) -> PaperReview:
+    """A baseline's review of a paper: no reviews, its predicted ``score``, and the decision
+    that score gives at ``threshold``."""
+    return PaperReview(
+        paper_id=paper_id,
+        source=paper_id,
+        reviewer_model=baseline,
+        baseline=True,
+        score=score,
+        decision=decide(score, threshold),
+        threshold=threshold,
+        removed=list(removed),
+    )
 
 
 def mean_rating(reviews: list[Review]) -> float | None:

@@ -15,6 +15,7 @@ from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Literal
 
 from papergym.errors import BadInputError
+from papergym.llm.config import llm_or
 from papergym.review.records import VENUES, VenueScale
 from papergym.review.reviewer import Reviewer
 from papergym.review.reward import ReviewReward
@@ -51,16 +52,7 @@ def checked_threshold(section: ReviewSection) -> float | None:
 def reviewer_kind(section: ReviewSection, llm: LLMConfig) -> Literal["llm", "offline"]:
     """Which reviewer ``review.reviewer`` names once ``auto`` is resolved (``llm``: whether an
     LLM is configured)."""
-    kind = section.reviewer
-    if kind == "llm" and not llm.configured:
-        raise BadInputError(
-            None,
-            "review.reviewer=llm needs an LLM: pass --llm-config, or --base-url and --model, or "
-            "set llm in the -c file",
-        )
-    if kind == "auto":
-        return "llm" if llm.configured else "offline"
-    return kind
+    return llm_or(section.reviewer, "offline", llm, "review.reviewer=llm needs an LLM")
 
 
 def make_reviewer(

@@ -20,6 +20,7 @@ to ``reward.max_answer_chars`` before anything else is done with it.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import socket
@@ -37,6 +38,8 @@ from pydantic import BaseModel, ValidationError
 from papergym.adapters.openrlhf import response_of
 from papergym.adapters.server import (
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_SERVE_OPTIONS,
+    ServeOptions,
     guarded_app,
     run_server,
     scored_when_ready,
@@ -234,27 +237,16 @@ def create_review_app(
 
 
 def serve_review(
-    reward: ReviewReward,
-    sock: socket.socket,
-    *,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    token: str | None = None,
-    docs: bool = False,
+    reward: ReviewReward, sock: socket.socket, options: ServeOptions = DEFAULT_SERVE_OPTIONS
 ) -> int:
     """Serve on ``sock`` until SIGTERM/SIGINT; the exit code (1 when the reviewer failed to load).
     The reward's executor (its worker processes) is shut down at the end."""
     try:
         return run_server(
-            lambda on_load_error: create_review_app(
-                reward,
-                max_body_bytes=max_body_bytes,
-                token=token,
-                docs=docs,
-                load=lambda: warm_up_reviewer(reward),
-                on_load_error=on_load_error,
-            ),
+            functools.partial(create_review_app, reward),
             sock,
-            token=token,
+            options,
+            load=lambda: warm_up_reviewer(reward),
             serving=f"review reward, reviewer {redact(reward.name)}",
             loading="loading (GET /health answers 503 until ready)",
         )

@@ -4,10 +4,11 @@ before the first request)."""
 
 from __future__ import annotations
 
+import functools
 import socket
 from typing import Any
 
-from papergym.adapters.server import DEFAULT_MAX_BODY_BYTES, run_server
+from papergym.adapters.server import DEFAULT_SERVE_OPTIONS, ServeOptions, run_server
 from papergym.adapters.server import RewardServer as RewardServer
 from papergym.adapters.server import create_app as create_reward_app
 from papergym.redact import redact
@@ -42,25 +43,14 @@ def warm_up(judge: Judge) -> None:
 
 
 def serve(
-    reward: RubricReward,
-    sock: socket.socket,
-    *,
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    token: str | None = None,
-    docs: bool = False,
+    reward: RubricReward, sock: socket.socket, options: ServeOptions = DEFAULT_SERVE_OPTIONS
 ) -> int:
     """Serve on ``sock`` until SIGTERM/SIGINT; the exit code (1 when the judge failed to load)."""
     return run_server(
-        lambda on_load_error: create_app(
-            reward,
-            max_body_bytes=max_body_bytes,
-            token=token,
-            docs=docs,
-            load=lambda: warm_up(reward.judge),
-            on_load_error=on_load_error,
-        ),
+        functools.partial(create_app, reward),
         sock,
-        token=token,
+        options,
+        load=lambda: warm_up(reward.judge),
         serving=f"judge {redact(reward.judge.name)}",
         loading="loading the judge (GET /health answers 503 until it is ready)",
     )

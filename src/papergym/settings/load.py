@@ -23,12 +23,11 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from papergym import environment
+from papergym.configbase import CONFIG_FILE as CONFIG_FILE
+from papergym.configbase import config_yaml as config_yaml
+from papergym.configbase import save_config as save_config
 from papergym.errors import BadInputError
-from papergym.jsonl import write_text_atomic
 from papergym.settings.models import PaperGymConfig
-
-CONFIG_FILE = "config.yaml"
-"""The name of the resolved configuration every command saves in its output folder."""
 
 _OVERRIDE = re.compile(r"^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*=", re.IGNORECASE)
 
@@ -247,22 +246,6 @@ def suggestion(loc: list[str]) -> str:
     if close:
         return f" (did you mean {prefix}{close[0]}?)"
     return f" (valid keys{' in ' + prefix[:-1] if prefix else ''}: {', '.join(valid)})"
-
-
-# --- writing -------------------------------------------------------------------------------------
-
-
-def config_yaml(config: PaperGymConfig) -> str:
-    """The resolved configuration as YAML, secrets masked."""
-    return yaml.safe_dump(config.resolved(), sort_keys=False, allow_unicode=True)
-
-
-def save_config(folder: Path, config: PaperGymConfig) -> Path:
-    """Write ``folder/config.yaml`` (the resolved configuration, secrets masked); its path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / CONFIG_FILE
-    write_text_atomic(target, config_yaml(config))
-    return target
 
 
 def _first_line(error: Exception) -> str:

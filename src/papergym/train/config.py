@@ -1,35 +1,23 @@
-"""Training configuration: the training sections of the one PaperGym configuration.
+"""What training needs of a configuration, and the section types it reads.
 
-A training file names the model, the data, the LoRA settings and one block per stage (``opsd``,
-``grpo``, ``sft``); ``stages`` lists the order ``papergym train pipeline`` runs them in, so the
-ablations of SPEC §4 (GRPO→OPSD, either stage alone) are one override away::
-
-    papergym train pipeline configs/qwen3-8b.yaml --data out stages='[grpo, opsd]'
-
-The model, the loader and the override rules live in :mod:`papergym.settings` (one mechanism for
-every command); this module keeps the names training code and scripts import, and is the one
-module of :mod:`papergym.train` that imports :mod:`papergym.settings`. ``configs/`` holds
-the shipped files, each of which the tests load and validate.
+Training takes the sections of the one PaperGym configuration it uses (the model, LoRA, data, one
+block per stage, the reward and its LLM, the held-out evaluation, the cycle's review and
+writing). :class:`TrainConfig` names that shape, so the trainers receive the configuration as an
+argument and never import :mod:`papergym.settings`; the concrete model is
+:class:`papergym.settings.PaperGymConfig` (loaded for scripts by
+:func:`papergym.settings.train.load_config`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from papergym.reward.settings import RewardSection
-from papergym.settings.load import (
-    Override,
-    apply_overrides,
-    config_yaml,
-    flag,
-    read_config_file,
-    save_config,
-)
-from papergym.settings.load import load_config as _load
-from papergym.settings.models import PaperGymConfig
+from papergym.configbase import config_yaml, save_config
 from papergym.train.settings import (
     STAGES,
+    CycleSettings,
     DataSettings,
     GRPOSettings,
     LoraSettings,
@@ -40,25 +28,57 @@ from papergym.train.settings import (
     TinyModelSettings,
 )
 
-TrainConfig = PaperGymConfig
-"""A training run's configuration is the PaperGym configuration (its other sections unused)."""
-RewardSettings = RewardSection
+if TYPE_CHECKING:
+    from papergym.eval.settings import EvalSection
+    from papergym.llm.config import LLMConfig
+    from papergym.review.settings import ReviewSection
+    from papergym.reward.settings import RewardSection
+    from papergym.write.settings import WriteSection
 
 
-def load_config(
-    path: Path | None,
-    overrides: Sequence[str | Override] | None = None,
-    *,
-    data: Path | None = None,
-) -> TrainConfig:
-    """Read ``path`` (YAML), apply ``overrides`` and ``--data``, and validate.
+class TrainConfig(Protocol):
+    """The sections a training run reads (read-only), as the PaperGym configuration has them."""
 
-    Errors name the file, the override or the variable that set the offending key, in one line.
-    """
-    extra = list(overrides or [])
-    if data is not None:
-        extra.append(flag("data.build_dir", str(data), "--data"))
-    return _load(path, extra)
+    @property
+    def name(self) -> str: ...
+    @property
+    def output_dir(self) -> Path: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def stages(self) -> list[StageName]: ...
+    @property
+    def llm(self) -> LLMConfig: ...
+    @property
+    def reward(self) -> RewardSection: ...
+    @property
+    def eval(self) -> EvalSection: ...
+    @property
+    def review(self) -> ReviewSection: ...
+    @property
+    def write(self) -> WriteSection: ...
+    @property
+    def model(self) -> ModelSettings: ...
+    @property
+    def lora(self) -> LoraSettings: ...
+    @property
+    def data(self) -> DataSettings: ...
+    @property
+    def opsd(self) -> OPSDSettings: ...
+    @property
+    def grpo(self) -> GRPOSettings: ...
+    @property
+    def sft(self) -> SFTSettings: ...
+    @property
+    def cycle(self) -> CycleSettings: ...
+
+    def resolved(self) -> dict[str, Any]:
+        """The configuration as plain YAML-able data, secrets masked."""
+        ...
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update``'s keys replaced (pydantic's)."""
+        ...
 
 
 __all__ = [
@@ -68,14 +88,10 @@ __all__ = [
     "LoraSettings",
     "ModelSettings",
     "OPSDSettings",
-    "RewardSettings",
     "SFTSettings",
     "StageName",
     "TinyModelSettings",
     "TrainConfig",
-    "apply_overrides",
     "config_yaml",
-    "load_config",
-    "read_config_file",
     "save_config",
 ]

@@ -38,6 +38,7 @@ from safetensors.torch import load_file
 from transformers import PreTrainedTokenizerBase
 
 from papergym.jsonl import write_text_atomic
+from papergym.llm.hf_backend import left_pad
 from papergym.train.config import OPSDSettings
 from papergym.train.evaluation import StepEvaluator, should_evaluate, step_evaluator
 from papergym.train.losses import generalized_jsd
@@ -52,7 +53,6 @@ from papergym.train.tokens import (
     Messages,
     completion_mask,
     encode_prompts,
-    left_pad,
     stop_token_ids,
 )
 

@@ -23,18 +23,6 @@ def encode_prompts(
     return encoded
 
 
-def left_pad(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``[batch, width]`` ids and attention mask, sequences aligned to the right edge."""
-    width = max(len(s) for s in sequences)
-    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for i, seq in enumerate(sequences):
-        if seq:
-            ids[i, width - len(seq) :] = torch.tensor(seq, dtype=torch.long)
-            mask[i, width - len(seq) :] = 1
-    return ids, mask
-
-
 def stop_token_ids(model: Any, tokenizer: PreTrainedTokenizerBase) -> set[int]:
     """Every id that ends an answer: the generation config's end tokens and the tokenizer's EOS."""
     configured = getattr(model.generation_config, "eos_token_id", None)

@@ -14,21 +14,14 @@ import typer
 
 from papergym.cli.common import (
     OVERRIDES_HELP,
-    ApiKeyEnvOption,
-    BaseUrlOption,
-    CacheDirOption,
     ConfigOption,
     DebugOption,
     JsonOption,
-    LLMConfigOption,
-    ModelOption,
-    NoCacheOption,
-    llm_flags,
     paths_and_overrides,
     reports_errors,
     resolve,
 )
-from papergym.cli.flags import Given, config_flags
+from papergym.cli.flags import Given, config_flags, llm_options
 from papergym.cli.groups import single_app
 
 app = single_app()
@@ -62,16 +55,12 @@ OutOption = Annotated[
     leakage_judge="build.leakage_judge",
     paper_concurrency="build.paper_concurrency",
 )
+@llm_options()
 def build(
     sources: SourcesArgument,
     out: OutOption,
     config: ConfigOption = None,
-    llm_config: LLMConfigOption = None,
-    base_url: BaseUrlOption = None,
-    model: ModelOption = None,
-    api_key_env: ApiKeyEnvOption = None,
-    no_cache: NoCacheOption = False,
-    cache_dir: CacheDirOption = None,
+    llm: Given = (),
     json_output: JsonOption = False,
     debug: DebugOption = False,
     given: Given = (),
@@ -85,7 +74,6 @@ def build(
     A paper whose LLM endpoint failed (unreachable, server errors, answers still cut off, budget spent) is not dropped: it is listed in failed.jsonl and retried by the next run. Exit code 0 when instances were built and nothing failed; 1 when papers failed for the endpoint (run the same command again); 2 on bad input or when no instance could be built.
     """
     paths, overrides = paths_and_overrides(sources, "paper sources")
-    llm = llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir)
     resolved = resolve(config, overrides, [*given, *llm])
     if resolved.build.recipe == "ares":  # documents, not papers: sharded and streamed
         from papergym.cli.build.ares import build_ares

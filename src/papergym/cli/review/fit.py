@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from papergym.cli.common import (
     ConfigOption,
     DebugOption,
     JsonOption,
     OverridesArgument,
+    numbers_table,
     reports_errors,
     resolve,
     stdout,
@@ -137,12 +137,10 @@ def review_fit(
 
 def _print_fit(fit: BaselineFit) -> None:
     baseline = fit.baseline
-    table = Table(
-        title=f"Cross-validated baselines ({baseline.provenance.papers} papers, out-of-fold)",
-        title_justify="left",
+    table = numbers_table(
+        f"Cross-validated baselines ({baseline.provenance.papers} papers, out-of-fold)",
+        ("model", "AUC", "Spearman", "proxy MSE", "proxy MAE", ""),
     )
-    for column in ("model", "AUC", "Spearman", "proxy MSE", "proxy MAE", ""):
-        table.add_column(column, justify="left" if column == "model" else "right")
     for r in fit.results:
         table.add_row(
             r.name,

@@ -12,23 +12,17 @@ from rich.table import Table
 
 from papergym.cli.common import (
     OVERRIDES_HELP,
-    ApiKeyEnvOption,
-    BaseUrlOption,
-    CacheDirOption,
     ConfigOption,
     DebugOption,
     JsonOption,
-    LLMConfigOption,
-    ModelOption,
-    NoCacheOption,
     exit_unfinished,
-    llm_flags,
+    numbers_table,
     paths_and_overrides,
     reports_errors,
     resolve,
     stdout,
 )
-from papergym.cli.flags import Given, config_flags
+from papergym.cli.flags import Given, config_flags, llm_options
 from papergym.cli.progress import ProgressBar
 from papergym.llm.report import usage_table
 from papergym.review.run import MARKDOWN_FILE, REVIEWS_FILE, ReviewRun, review
@@ -65,16 +59,12 @@ OutOption = Annotated[
 @config_flags(
     reviewers="review.reviewers", reviewer="review.reviewer", threshold="review.threshold"
 )
+@llm_options()
 def review_run(
     arguments: PapersArgument,
     out: OutOption,
     config: ConfigOption = None,
-    llm_config: LLMConfigOption = None,
-    base_url: BaseUrlOption = None,
-    model: ModelOption = None,
-    api_key_env: ApiKeyEnvOption = None,
-    no_cache: NoCacheOption = False,
-    cache_dir: CacheDirOption = None,
+    llm: Given = (),
     json_output: JsonOption = False,
     debug: DebugOption = False,
     given: Given = (),
@@ -86,7 +76,6 @@ def review_run(
     A bad paper (missing, empty, binary, unreadable, or a link leading out of a folder given) is one line and exit 2, with nothing written. Papers whose endpoint failed, or one of whose reviews was cut by the token limit (raise review.max_tokens), are not saved: exit 1, and the same command retries them; finished papers are never reviewed again. Under llm.budget_tokens (or budget_usd) a paper starts only when its estimated cost fits in what is left, so the papers that start finish and are saved, and the rest wait for the next run.
     """
     paths, overrides = paths_and_overrides(arguments, "PAPER")
-    llm = llm_flags(llm_config, base_url, model, api_key_env, no_cache, cache_dir)
     settings = resolve(config, overrides, [*given, *llm])
     with ProgressBar("review") as bar:
         run = review(
@@ -114,9 +103,9 @@ def _print_summary(run: ReviewRun) -> None:
     facts = run.summary()
     title = f"Review: {facts['papers']} paper(s), {facts['reviewer']}"
     if run.records and len(run.records) <= PAPERS_SHOWN:
-        table = Table(title=title, title_justify="left")
-        for column in ("paper", "score", "decision", "reviews", "unscored", "ratings"):
-            table.add_column(column, justify="left" if column == "paper" else "right")
+        table = numbers_table(
+            title, ("paper", "score", "decision", "reviews", "unscored", "ratings")
+        )
         for r in run.records:
             table.add_row(
                 r.paper_id,

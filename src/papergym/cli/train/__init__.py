@@ -31,7 +31,7 @@ from papergym.cli.train.options import (
     config_path,
 )
 from papergym.records import Instance
-from papergym.train.config import StageName, TrainConfig, load_config
+from papergym.settings.train import StageName, TrainConfig, load_config
 from papergym.train.grpo_signal import learning_signal_warnings
 from papergym.train.progress import ProgressReport
 from papergym.train.run import held_out_split, quiet_libraries, run_pipeline

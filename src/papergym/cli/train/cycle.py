@@ -85,7 +85,7 @@ def cycle(
     Exit code 0 when every round is finished; 1 when the reviewer's endpoint failed (the round
     is not saved: run the same command again); 2 on bad input (data another command wrote, a
     run folder of another configuration or command)."""
-    from papergym.train.config import load_config
+    from papergym.settings.train import load_config
 
     path, extra = config_path(config, config_file, overrides)
     extra_overrides: list[Any] = list(extra)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from papergym.llm.client import LLMClient
 from papergym.llm.types import Role
-from papergym.recipes.ares.prompting import excerpt, parsed_or_reject, prompt
+from papergym.recipes.ares.prompting import answer_or_reject, excerpt, prompt
 from papergym.recipes.ares.record import AresDraft, Suitability
 from papergym.recipes.steps import Reject, model_reason
 
@@ -41,14 +41,9 @@ class Classifier:
     async def run(self, draft: AresDraft) -> AresDraft | Reject:
         messages = prompt("classify", document=excerpt(draft.document.text, self.max_words))
 
-        async def call() -> SuitabilityOut:
-            result = await self.client.call(
-                ROLE, messages, schema=SuitabilityOut, stage="ares:classify"
-            )
-            assert result.parsed is not None
-            return result.parsed
-
-        answer = await parsed_or_reject(call)
+        answer = await answer_or_reject(
+            self.client, ROLE, messages, SuitabilityOut, stage="ares:classify"
+        )
         if isinstance(answer, Reject):
             return answer
         reason = model_reason(answer.reason)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, create_model
 
 from papergym.llm.client import LLMClient
 from papergym.llm.types import Message, Role
-from papergym.recipes.ares.prompting import excerpt, parsed_or_reject, prompt
+from papergym.recipes.ares.prompting import answer_or_reject, excerpt, prompt
 from papergym.recipes.ares.record import AresDraft, CoGenerated, DraftCriterion
 from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.steps import Reject
@@ -110,14 +110,10 @@ class CoGenerator:
         schema = cogeneration_schema(self.section)
         sent = self.messages_for(draft)
 
-        async def call() -> CoGenerationAnswer:
-            result = await self.client.call(ROLE, sent, schema=schema, stage="ares:cogenerate")
-            assert result.parsed is not None
-            return CoGenerationAnswer.model_validate(result.parsed.model_dump())
-
-        answer = await parsed_or_reject(call)
-        if isinstance(answer, Reject):
-            return answer
+        parsed = await answer_or_reject(self.client, ROLE, sent, schema, stage="ares:cogenerate")
+        if isinstance(parsed, Reject):
+            return parsed
+        answer = CoGenerationAnswer.model_validate(parsed.model_dump())
         question = answer.question.strip()
         reference = answer.reference_answer.strip()
         if not question:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, create_model
 from papergym.audit.overlap import Embedder
 from papergym.llm.client import LLMClient
 from papergym.llm.types import Role
-from papergym.recipes.ares.prompting import excerpt, parsed_or_reject, prompt
+from papergym.recipes.ares.prompting import answer_or_reject, excerpt, prompt
 from papergym.recipes.ares.record import AresDraft, DomainChoice
 from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.steps import Reject
@@ -131,14 +131,10 @@ class LLMDomains:
         )
         schema = domain_schema(names)
 
-        async def call() -> DomainAnswer:
-            result = await self.client.call(ROLE, messages, schema=schema, stage="ares:domain")
-            assert result.parsed is not None
-            return DomainAnswer.model_validate(result.parsed.model_dump())
-
-        answer = await parsed_or_reject(call)
-        if isinstance(answer, Reject):
-            return answer
+        parsed = await answer_or_reject(self.client, ROLE, messages, schema, stage="ares:domain")
+        if isinstance(parsed, Reject):
+            return parsed
+        answer = DomainAnswer.model_validate(parsed.model_dump())
         domain = answer.domain
         persona = " ".join(answer.persona.split())[:80]
         choice = DomainChoice(

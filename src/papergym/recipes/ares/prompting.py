@@ -10,15 +10,18 @@ truncation, budget) is not caught here: it propagates, and the runner retries th
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from importlib import resources
 from string import Template
 from typing import TypeVar
 
-from papergym.llm.types import LLMOutputError, Message
+from pydantic import BaseModel
+
+from papergym.llm.client import LLMClient
+from papergym.llm.types import LLMOutputError, Message, Role
 from papergym.recipes.steps import Reject, first_line
 
-T = TypeVar("T")
+T = TypeVar("T", bound=BaseModel)
 
 
 def prompt(name: str, **values: str) -> list[Message]:
@@ -38,9 +41,14 @@ def excerpt(text: str, max_words: int) -> str:
     )
 
 
-async def parsed_or_reject(call: Callable[[], Awaitable[T]]) -> T | Reject:
-    """``call``'s result, or a drop when the model's output stays invalid after repairs."""
+async def answer_or_reject(
+    client: LLMClient, role: Role, messages: Sequence[Message], schema: type[T], stage: str
+) -> T | Reject:
+    """The model's answer for ``messages`` parsed into ``schema``, or a drop when its output
+    stays invalid after repairs."""
     try:
-        return await call()
+        result = await client.call(role, messages, schema=schema, stage=stage)
     except LLMOutputError as error:
         return Reject(f"invalid_output: {first_line(error)}")
+    assert result.parsed is not None
+    return result.parsed

@@ -25,7 +25,7 @@ from papergym.audit.overlap import Embedder, screen_items
 from papergym.audit.settings import AuditSection
 from papergym.llm.client import LLMClient
 from papergym.llm.types import Role
-from papergym.recipes.ares.prompting import excerpt, parsed_or_reject, prompt
+from papergym.recipes.ares.prompting import answer_or_reject, excerpt, prompt
 from papergym.recipes.ares.record import AresDraft, CoGenerated, DraftCriterion, QACheck
 from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.steps import Reject, model_reason
@@ -113,14 +113,9 @@ class QAVerifier:
             document=excerpt(draft.document.text, self.section.max_prompt_words),
         )
 
-        async def call() -> QAVerdictOut:
-            result = await self.client.call(
-                ROLE, messages, schema=QAVerdictOut, stage="ares:verify_qa"
-            )
-            assert result.parsed is not None
-            return result.parsed
-
-        verdict = await parsed_or_reject(call)
+        verdict = await answer_or_reject(
+            self.client, ROLE, messages, QAVerdictOut, stage="ares:verify_qa"
+        )
         if isinstance(verdict, Reject):
             return verdict
         failure = qa_failure(verdict)

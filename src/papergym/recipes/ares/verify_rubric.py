@@ -32,7 +32,7 @@ from papergym.audit.overlap import Embedder
 from papergym.embed import cosine_matrix
 from papergym.llm.client import LLMClient
 from papergym.llm.types import Role
-from papergym.recipes.ares.prompting import parsed_or_reject, prompt
+from papergym.recipes.ares.prompting import answer_or_reject, prompt
 from papergym.recipes.ares.record import AresDraft, DraftCriterion, RubricCheck
 from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.steps import Reject
@@ -158,14 +158,9 @@ class RubricVerifier:
             criteria="\n".join(f"{i}. {t}" for i, t in enumerate(desired, start=1)),
         )
 
-        async def call() -> CoverageOut:
-            result = await self.client.call(
-                ROLE, messages, schema=CoverageOut, stage="ares:coverage"
-            )
-            assert result.parsed is not None
-            return result.parsed
-
-        answer = await parsed_or_reject(call)
+        answer = await answer_or_reject(
+            self.client, ROLE, messages, CoverageOut, stage="ares:coverage"
+        )
         if isinstance(answer, Reject):
             return answer
         points = answer.key_points

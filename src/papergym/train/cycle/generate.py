@@ -33,8 +33,9 @@ def generate_papers(
     """``samples`` papers (default ``cycle.samples``) per input from the policy at
     ``model_path``, as ``(text, tokens)``, batched ``generation_batch_size`` inputs a call;
     ``on_batch`` is told the papers written so far after each call."""
+    from papergym.llm.hf_backend import left_pad
     from papergym.train.models import load_model, load_tokenizer
-    from papergym.train.tokens import encode_prompts, left_pad, stop_token_ids
+    from papergym.train.tokens import encode_prompts, stop_token_ids
 
     count = samples or settings.samples
     tokenizer = load_tokenizer(model_path)

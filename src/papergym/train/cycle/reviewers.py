@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from papergym.errors import BadInputError
-from papergym.review.records import ICLR, PaperReview, VenueScale, decide
+from papergym.review.records import ICLR, PaperReview, VenueScale, baseline_review
 
 SECTION = re.compile(r"\\section\*?\{([^}]*)\}|^#{1,3}\s+(.+?)\s*$", re.MULTILINE)
 """A section heading: LaTeX ``\\section{Name}`` or markdown ``# Name`` / ``## Name``."""
@@ -92,15 +92,7 @@ class StructureReviewer:
 
     async def review(self, paper_id: str, text: str) -> PaperReview:
         score = self.rating(text)
-        return PaperReview(
-            paper_id=paper_id,
-            source=paper_id,
-            reviewer_model=self.name,
-            baseline=True,
-            score=score,
-            decision=decide(score, self.threshold),
-            threshold=self.threshold,
-        )
+        return baseline_review(paper_id, self.name, score, self.threshold)
 
 
 def _position(found: Sequence[str], name: str) -> int | None:
