@@ -29,6 +29,6 @@ class BuildSection(ConfigSection):
     paper_concurrency: int = Field(16, ge=1)
     """Papers processed at once (LLM calls are bounded separately by each endpoint's
     max_concurrency). Not used by --recipe ares: documents in flight there are
-    ares.concurrency (--paper-concurrency)."""
+    ares.concurrency (--paper-concurrency, default 64)."""
     max_unit_words: int = Field(1200, ge=100)
     """Longest text unit one extraction call reads; longer sections are chunked."""

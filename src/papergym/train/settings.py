@@ -68,11 +68,13 @@ class DataSettings(ConfigSection):
     build_dir: Path | None = None
     """A ``papergym build`` output folder (or an ``instances.jsonl``); ``--data`` sets it."""
     test_fraction: float | None = Field(None, gt=0.0, lt=1.0)
-    """Hold out this share of papers (by paper hash, as ``papergym export --split``)."""
+    """Hold out this share of papers (between 0 and 1) as a test split, chosen by a stable hash of
+    the paper id: export writes test.parquet / a test split beside train, training leaves it out
+    and evaluates on it, and ``papergym eval --split test`` uses the same papers (null: none)."""
     max_instances: int | None = Field(None, gt=0)
     """Train on at most this many instances (null: all)."""
     system_prompt: str | None = None
-    """A system message before each question (null: none)."""
+    """A system message put before each question in verl and TRL prompts (null: none)."""
 
 
 class OPSDSettings(ConfigSection):
