@@ -18,9 +18,21 @@ integrations, and the composition itself."""
 
 FLOORS = {
     **dict.fromkeys(
-        ("errors", "redact", "text", "environment", "configbase", "records", "jsonl", "netutil"), 0
+        (
+            "errors",
+            "redact",
+            "text",
+            "environment",
+            "configbase",
+            "configload",
+            "records",
+            "jsonl",
+            "netutil",
+        ),
+        0,
     ),
     "reward_protocol": 0,
+    "processconfig": 0,
     **dict.fromkeys(("llm", "sources", "embed", "runfolder", "adapters"), 1),
     **dict.fromkeys(("ingestion", "audit", "export"), 2),
     **dict.fromkeys(("recipes", "reward"), 3),
@@ -32,14 +44,6 @@ FLOORS = {
 }
 """Each package's floor, bottom up, as docs/architecture.md draws them. ``papergym`` itself (its
 ``__version__`` and the lazy public names) sits apart: it imports nothing when imported."""
-
-RUNS_BACK_UP = {
-    ("papergym.reward.runtime", "papergym.settings"),
-    ("papergym.reward.runtime", "papergym.settings.models"),
-}
-"""The imports that still run back up, each to be removed (issue 21, left open): the process-wide
-reward that verl, OpenRLHF and TRL processes load reads ``$PAPERGYM_CONFIG`` itself. A new one
-fails the tests below."""
 
 
 def _module_name(path: Path) -> str:
@@ -150,12 +154,7 @@ def test_every_package_has_a_floor() -> None:
 
 
 def test_imports_run_down_the_floors() -> None:
-    assert sorted(upward_imports() - RUNS_BACK_UP) == []
-
-
-def test_the_known_upward_imports_are_still_there() -> None:
-    """When one is removed, it leaves the list too (the list only shrinks)."""
-    assert sorted(RUNS_BACK_UP - upward_imports()) == []
+    assert sorted(upward_imports()) == []
 
 
 def test_no_module_imports_another_that_imports_it_back() -> None:
@@ -164,12 +163,9 @@ def test_no_module_imports_another_that_imports_it_back() -> None:
 
 
 def test_packages_form_layers_with_no_loop() -> None:
-    """Leaving out the known upward imports, the packages import each other in no loop."""
     edges: dict[str, set[str]] = defaultdict(set)
     for module, targets in graph().items():
         for target in targets:
-            if (module, target) in RUNS_BACK_UP:
-                continue
             if package_of(target) != package_of(module):
                 edges[package_of(module)].add(package_of(target))
     assert strongly_connected(edges) == []
@@ -182,7 +178,7 @@ def test_only_entry_points_read_the_whole_configuration() -> None:
         if any(t.startswith("papergym.settings") for t in targets)
         and not module.startswith(ENTRY_POINTS)
     )
-    assert readers == sorted({module for module, _ in RUNS_BACK_UP})
+    assert readers == []
 
 
 def test_command_line_code_lives_in_the_cli_package() -> None:

@@ -4,8 +4,9 @@ configuration, and the process-wide review reward.
 The ``review`` section chooses the reviewer: ``llm`` (simulated reviewers through the reviewer
 role of ``llm``), ``offline`` (the fitted baseline) or ``auto`` (llm when an LLM is
 configured). The review reward the adapters share (TRL, verl, OpenRLHF, ``serve-reward
---reward review``) is built once per process from :func:`papergym.reward.runtime.process_config`
-and runs on the reward's background event loop, as the rubric reward does.
+--reward review``) is built once per process from the ``review`` and ``llm`` sections of its
+configuration (:mod:`papergym.processconfig`: a command's, else ``$PAPERGYM_CONFIG``'s) and runs
+on the reward's background event loop, as the rubric reward does.
 """
 
 from __future__ import annotations
@@ -14,20 +15,32 @@ import threading
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import ConfigDict
+
+from papergym import processconfig
+from papergym.configbase import ConfigSection
 from papergym.errors import BadInputError
-from papergym.llm.config import llm_or
+from papergym.llm.config import LLMConfig, llm_or
 from papergym.review.records import VENUES, VenueScale
 from papergym.review.reviewer import Reviewer
 from papergym.review.reward import ReviewReward
+from papergym.review.settings import ReviewSection
 
 if TYPE_CHECKING:
     from papergym.llm.client import LLMClient
-    from papergym.llm.config import LLMConfig
-    from papergym.review.settings import ReviewSection
 
 _lock = threading.Lock()
 _reward: ReviewReward | None = None
 _built_from: object | None = None  # the process configuration the shared reward was built from
+
+
+class ReviewSections(ConfigSection):
+    """The sections of the process's configuration the review reward reads; the others are
+    other commands' business."""
+
+    model_config = ConfigDict(extra="ignore")
+    review: ReviewSection = ReviewSection()
+    llm: LLMConfig = LLMConfig()
 
 
 def venue_scale(section: ReviewSection) -> VenueScale:
@@ -102,10 +115,8 @@ def make_review_reward(
 def shared_review_reward() -> ReviewReward:
     """The process's review reward, built on first use from the process's configuration (and
     again when a command sets another one)."""
-    from papergym.reward.runtime import process_config
-
     global _reward, _built_from
-    config = process_config()
+    config = processconfig.sections(ReviewSections)
     with _lock:
         if _reward is None or (_built_from is not None and _built_from is not config):
             _reward, _built_from = make_review_reward(config.review, config.llm), config
