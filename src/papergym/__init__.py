@@ -8,6 +8,7 @@ it may never touch.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -46,8 +47,18 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'papergym' has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+def lazy_exports(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) for ``package``: a public name is imported from the
+    module ``homes`` gives for it on its first use, so that a command that never touches the
+    name never pays for its module (``papergym`` itself and ``papergym.fakellm`` use one)."""
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(home), name)
+
+    return __getattr__
+
+
+__getattr__ = lazy_exports(__name__, _HOMES)

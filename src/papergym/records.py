@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, computed_field
 
 
 class Record(BaseModel):
@@ -151,6 +151,16 @@ def check_weight(weight: float, what: str) -> float:
     return weight
 
 
+def usable_weight(what: str) -> AfterValidator:
+    """The check of a record's ``weight`` field (:func:`check_weight`), its errors naming ``what``:
+    criteria and verdicts carry the same signed weight, so they refuse the same ones."""
+
+    def check(weight: float) -> float:
+        return check_weight(weight, what)
+
+    return AfterValidator(check)
+
+
 class Criterion(Record):
     """One specific rubric criterion: a binary, checkable statement about a plan.
 
@@ -173,16 +183,11 @@ class Criterion(Record):
     origin: Literal["answer", "question", "extractive"]
     rank: int = Field(ge=1, description="1 = most important.")
     leakage: tuple[LeakageVerdict, ...] = ()
-    weight: float = Field(
+    weight: Annotated[float, usable_weight("criterion")] = Field(
         default=1.0,
         description="Signed weight: > 0 a desired property, < 0 a pitfall (met = the mistake "
         "was made); never 0.",
     )
-
-    @field_validator("weight")
-    @classmethod
-    def _usable_weight(cls, weight: float) -> float:
-        return check_weight(weight, "criterion")
 
     @property
     def polarity(self) -> Polarity:
@@ -307,16 +312,11 @@ class Verdict(Record):
     )
     reason: str = ""
     kind: Literal["specific", "general"] = "specific"
-    weight: float = Field(
+    weight: Annotated[float, usable_weight("verdict")] = Field(
         default=1.0,
         description="The criterion's weight, copied from the rubric by the reward (judges leave "
         "it at 1); negative for a pitfall.",
     )
-
-    @field_validator("weight")
-    @classmethod
-    def _usable_weight(cls, weight: float) -> float:
-        return check_weight(weight, "verdict")
 
 
 class Score(Record):

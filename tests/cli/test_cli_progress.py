@@ -50,3 +50,18 @@ def test_nothing_is_drawn_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> Non
         bars.hook("papers", None, "paper-a")
         bar.advance("q1")
     assert written.getvalue() == ""
+
+
+def test_a_bar_started_before_its_count_takes_the_total_later(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    written = _stderr(monkeypatch, terminal=True)
+    with ProgressBar("ingest") as bar:
+        bar.start(None)  # drawn while the items are still being found
+        bar.set_total(2)
+        bar.advance("paper-a")
+        bar.advance("paper-b")
+        assert bar.task is not None
+        assert bar.progress.tasks[0].total == 2
+    assert not bar.progress.live.is_started
+    assert "2/2" in written.getvalue()

@@ -8,11 +8,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from papergym.cli.common import DebugOption, JsonOption, reports_errors, stderr, stdout
 from papergym.cli.groups import single_app
+from papergym.cli.progress import ProgressBar
 from papergym.errors import BadInputError
 from papergym.ingestion import IngestReport, ingest_sources
 from papergym.jsonl import write_jsonl
@@ -81,22 +81,12 @@ def ingest(
 
 
 def _ingest_with_progress(sources: list[Path]) -> IngestReport:
-    progress = Progress(
-        TextColumn("ingest"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.description}"),
-        console=stderr,
-        transient=True,
-        disable=not stderr.is_terminal,
-    )
-    with progress:
-        task = progress.add_task("", total=None)
+    with ProgressBar("ingest") as bar:
+        bar.start(None)  # drawn while the sources are still being found, before their count
         return ingest_sources(
             sources,
-            on_discovered=lambda total: progress.update(task, total=total),
-            on_paper=lambda source: progress.update(task, advance=1, description=source.path.name),
+            on_discovered=bar.set_total,
+            on_paper=lambda source: bar.advance(source.path.name),
         )
 
 

@@ -78,6 +78,14 @@ class ProgressBar(_Drawing):
         self.task = self.progress.add_task("", total=total, completed=done)
         self.progress.start()
 
+    def set_total(self, total: int) -> None:
+        """The number of items, once the run has counted them (a bar started with ``None``
+        while the run was still finding its items, as ``ingest`` does)."""
+        if self.task is None:
+            self.start(total)
+        else:
+            self.progress.update(self.task, total=total)
+
     def advance(self, description: str) -> None:
         """One more item done; ``description`` names it."""
         if self.task is None:

@@ -11,8 +11,9 @@ uvicorn until ``fake-llm`` runs.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from papergym import lazy_exports
 
 if TYPE_CHECKING:
     from papergym.fakellm.completions import (
@@ -29,16 +30,16 @@ if TYPE_CHECKING:
     from papergym.fakellm.server import FakeOpenAIServer
 
 _HOMES = {
-    "MODES": "completions",
-    "Behaviour": "completions",
-    "Mode": "completions",
-    "RawResponse": "completions",
-    "Responder": "completions",
-    "build_completion": "completions",
-    "error_response": "completions",
-    "extract_schema": "completions",
-    "sample_from_schema": "schema",
-    "FakeOpenAIServer": "server",
+    "MODES": "papergym.fakellm.completions",
+    "Behaviour": "papergym.fakellm.completions",
+    "Mode": "papergym.fakellm.completions",
+    "RawResponse": "papergym.fakellm.completions",
+    "Responder": "papergym.fakellm.completions",
+    "build_completion": "papergym.fakellm.completions",
+    "error_response": "papergym.fakellm.completions",
+    "extract_schema": "papergym.fakellm.completions",
+    "sample_from_schema": "papergym.fakellm.schema",
+    "FakeOpenAIServer": "papergym.fakellm.server",
 }
 __all__ = [
     "MODES",
@@ -53,10 +54,4 @@ __all__ = [
     "sample_from_schema",
 ]
 
-
-def __getattr__(name: str) -> object:
-    """Import the submodule that defines ``name`` on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"papergym.fakellm.{home}"), name)
+__getattr__ = lazy_exports(__name__, _HOMES)

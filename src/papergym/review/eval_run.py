@@ -27,13 +27,12 @@ from papergym.review.data import (
 from papergym.review.evaluation import (
     Bootstrap,
     InSample,
-    LeakCheck,
     MetricRow,
     ReviewEvalSummary,
     RowSet,
     in_sample_papers,
 )
-from papergym.review.leak import surface_leak
+from papergym.review.leak import LeakCheck, surface_leak
 from papergym.review.offline import SHIPPED, Baseline, load_baseline
 from papergym.review.records import VENUES, VenueScale
 from papergym.review.runtime import checked_threshold
@@ -313,19 +312,11 @@ class _AnonymisedTexts:
 def _leak_check(
     rated: list[RatedPaper], texts: dict[str, str], anonymised: _AnonymisedTexts, seed: int
 ) -> LeakCheck:
-    result = surface_leak(
+    return surface_leak(
         [texts[p.paper_id] for p in rated],
         [p.accepted for p in rated],
         seed=seed,
         anonymised=[anonymised(p.paper_id) for p in rated],
-    )
-    return LeakCheck(
-        before=result.before,
-        after=result.after,
-        papers=result.papers,
-        accepted=result.accepted,
-        folds=result.folds,
-        method=result.method,
     )
 
 

@@ -21,6 +21,7 @@ from pydantic import Field
 from papergym.eval.records import Estimate
 from papergym.records import Record
 from papergym.review.data import Prediction, RatedPaper
+from papergym.review.leak import LeakCheck
 from papergym.review.metrics import (
     IndexArray,
     auc,
@@ -58,17 +59,6 @@ class MetricRow(Record):
     auc: Estimate
     spearman: Estimate
     macro_f1: Estimate
-
-
-class LeakCheck(Record):
-    """Cross-validated AUC for acceptance of a classifier that sees only surface marks."""
-
-    before: float | None = None
-    after: float | None = None
-    papers: int
-    accepted: int
-    folds: int
-    method: str
 
 
 class InSample(Record):

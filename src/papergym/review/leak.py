@@ -24,11 +24,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from papergym.records import Record
 from papergym.review.anonymise import anonymise
 from papergym.review.metrics import auc
 
@@ -92,12 +92,11 @@ def surface_tokens(text: str) -> list[str]:
     return front + ack + marks
 
 
-@dataclass(frozen=True)
-class LeakResult:
-    """Cross-validated AUC for acceptance of the surface-only classifier."""
+class LeakCheck(Record):
+    """Cross-validated AUC for acceptance of a classifier that sees only surface marks."""
 
-    before: float | None
-    after: float | None
+    before: float | None = None
+    after: float | None = None
     papers: int
     accepted: int
     folds: int
@@ -139,12 +138,12 @@ def surface_leak(
     folds: int = 5,
     seed: int = 0,
     anonymised: Sequence[str] | None = None,
-) -> LeakResult:
+) -> LeakCheck:
     """The surface-only classifier's AUC on the raw texts and on their anonymised versions
     (``anonymised``, when the caller has them already)."""
     if anonymised is None:
         anonymised = [anonymise(t).text for t in texts]
-    return LeakResult(
+    return LeakCheck(
         before=surface_auc(texts, accepted, folds=folds, seed=seed),
         after=surface_auc(anonymised, accepted, folds=folds, seed=seed),
         papers=len(texts),

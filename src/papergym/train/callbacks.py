@@ -26,7 +26,42 @@ _END_OF_TRAINING = "train_runtime"
 """A key only the trainer's final summary log has."""
 
 
-class MetricsCallback(TrainerCallback):
+class _StepLogCallback(TrainerCallback):
+    """The main process's view of a training run: :meth:`start` when training starts, then
+    :meth:`step_log` with each trainer log but the end-of-training summary (not a step).
+
+    Other processes of a distributed run see nothing, so a log is handled once per run."""
+
+    def on_train_begin(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        **kwargs: Any,
+    ) -> None:
+        if state.is_world_process_zero:
+            self.start(state)
+
+    def on_log(
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
+        logs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not logs or _END_OF_TRAINING in logs or not state.is_world_process_zero:
+            return
+        self.step_log(state, logs)
+
+    def start(self, state: TrainerState) -> None:
+        """Training starts (or resumes: ``state`` is already restored)."""
+
+    def step_log(self, state: TrainerState, logs: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
+class MetricsCallback(_StepLogCallback):
     """Writes each trainer log (at its global step) to ``metrics``; generic over TRL trainers.
 
     ``rename`` maps the trainer's metric names to ours (e.g. ``completions/mean_length`` →
@@ -56,29 +91,14 @@ class MetricsCallback(TrainerCallback):
         self._clock = time.perf_counter()
         self._tokens = 0.0
 
-    def on_train_begin(
-        self,
-        args: TrainingArguments,
-        state: TrainerState,
-        control: TrainerControl,
-        **kwargs: Any,
-    ) -> None:
+    def start(self, state: TrainerState) -> None:
         # On resume the state is already restored here, so a count that carries across
         # sessions (GRPO's num_input_tokens_seen) starts from its saved value; SFT's count
         # restarts at 0 each session and leaves the state's at 0, which matches too.
         self._clock = time.perf_counter()
         self._tokens = float(state.num_input_tokens_seen or 0)
 
-    def on_log(
-        self,
-        args: TrainingArguments,
-        state: TrainerState,
-        control: TrainerControl,
-        logs: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        if not logs or _END_OF_TRAINING in logs or not state.is_world_process_zero:
-            return
+    def step_log(self, state: TrainerState, logs: dict[str, Any]) -> None:
         values = {self.rename.get(key, key): _finite(value) for key, value in logs.items()}
         rate = self._tokens_per_second(logs.get(self.token_key))
         if rate is not None:
@@ -144,7 +164,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
-class StepHookCallback(TrainerCallback):
+class StepHookCallback(_StepLogCallback):
     """Hands each trainer log to a hook made when training starts, for trainers without a
     metrics file (the cycle's rounds): ``make_hook(max_steps)`` is called at
     ``on_train_begin``, then the hook sees ``(global_step, log)`` at each log but the
@@ -154,24 +174,9 @@ class StepHookCallback(TrainerCallback):
         self.make_hook = make_hook
         self._hook: Callable[[int, dict[str, Any]], None] | None = None
 
-    def on_train_begin(
-        self,
-        args: TrainingArguments,
-        state: TrainerState,
-        control: TrainerControl,
-        **kwargs: Any,
-    ) -> None:
-        if state.is_world_process_zero:
-            self._hook = self.make_hook(state.max_steps)
+    def start(self, state: TrainerState) -> None:
+        self._hook = self.make_hook(state.max_steps)
 
-    def on_log(
-        self,
-        args: TrainingArguments,
-        state: TrainerState,
-        control: TrainerControl,
-        logs: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        if self._hook is None or not logs or _END_OF_TRAINING in logs:
-            return
-        self._hook(state.global_step, logs)
+    def step_log(self, state: TrainerState, logs: dict[str, Any]) -> None:
+        if self._hook is not None:
+            self._hook(state.global_step, logs)

@@ -100,6 +100,23 @@ _KEEP_TEXT = (
     "MakeUppercase",
     "MakeLowercase",
 )
+# Commands that stand for one of their arguments (or for nothing): each one's argument spec, as
+# the walker reads it, beside the text it becomes (``%(n)s``: its n-th argument), so the two stay
+# in step.
+_ARGUMENT_TEXT = {
+    "href": ("{{", "%(2)s"),
+    "hyperref": ("[{", "%(2)s"),  # \hyperref[label]{text}: the text, not the label
+    "url": ("{", "%(1)s"),
+    "footnote": ("[{", " (%(2)s)"),
+    "footnotetext": ("[{", ""),
+    "textcolor": ("[{{", "%(3)s"),
+    "colorbox": ("[{{", "%(3)s"),
+    "operatorname": ("*{", "%(2)s"),
+    "caption": ("[{", "%(2)s"),
+    "makebox": ("[[{", "%(3)s"),
+    "parbox": ("[[[{{", "%(5)s"),
+    "raisebox": ("{[[{", "%(4)s"),
+}
 # Commands whose arguments are layout or bookkeeping, never reader-visible text.
 _DROP = {
     "label": "{",
@@ -232,20 +249,7 @@ def _contexts(cite_keys: bool = False) -> tuple[Any, Any]:
     walker_specs += [macrospec.MacroSpec(n, "*{") for n in _REF]
     walker_specs += [macrospec.MacroSpec(n, "{") for n in _KEEP_TEXT]
     walker_specs += [macrospec.MacroSpec(n, spec) for n, spec in _DROP.items()]
-    walker_specs += [
-        macrospec.MacroSpec("href", "{{"),
-        macrospec.MacroSpec("hyperref", "[{"),
-        macrospec.MacroSpec("url", "{"),
-        macrospec.MacroSpec("footnote", "[{"),
-        macrospec.MacroSpec("footnotetext", "[{"),
-        macrospec.MacroSpec("textcolor", "[{{"),
-        macrospec.MacroSpec("colorbox", "[{{"),
-        macrospec.MacroSpec("operatorname", "*{"),
-        macrospec.MacroSpec("caption", "[{"),
-        macrospec.MacroSpec("makebox", "[[{"),
-        macrospec.MacroSpec("parbox", "[[[{{"),
-        macrospec.MacroSpec("raisebox", "{[[{"),
-    ]
+    walker_specs += [macrospec.MacroSpec(n, spec) for n, (spec, _) in _ARGUMENT_TEXT.items()]
     walker_db.add_context_category("papergym", macros=walker_specs, prepend=True)
     T = latex2text.MacroTextSpec
     cite: Any = _cite_with_keys if cite_keys else "[cite]"
@@ -253,21 +257,9 @@ def _contexts(cite_keys: bool = False) -> tuple[Any, Any]:
     text_specs += [T(n, "%(1)s") for n in _KEEP_TEXT]
     text_specs += [T(n, "") for n in _DROP]
     text_specs += [T(n, value) for n, value in _SYMBOLS.items()]
-    text_specs += [
-        T("href", "%(2)s"),
-        T("hyperref", "%(2)s"),  # \hyperref[label]{text}: the text, not the label
-        T("newline", " "),  # a line break is a word break, not nothing ("a\newline b")
-        T("url", "%(1)s"),
-        T("footnote", " (%(2)s)"),
-        T("footnotetext", ""),
-        T("textcolor", "%(3)s"),
-        T("colorbox", "%(3)s"),
-        T("operatorname", "%(2)s"),
-        T("caption", "%(2)s"),
-        T("makebox", "%(3)s"),
-        T("parbox", "%(5)s"),
-        T("raisebox", "%(4)s"),
-    ]
+    text_specs += [T(n, text) for n, (_, text) in _ARGUMENT_TEXT.items()]
+    # A line break is a word break, not nothing ("a\newline b").
+    text_specs.append(T("newline", " "))
     text_db.add_context_category("papergym", macros=text_specs, prepend=True)
     return walker_db, text_db
 
