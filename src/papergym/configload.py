@@ -99,15 +99,21 @@ def read_config_file(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     return deep_merge(base, data)
 
 
-def _read_mapping(path: Path, not_mapping: str) -> dict[str, Any]:
+def read_yaml(path: Path, missing: str = "config file not found") -> Any:
+    """The YAML document of ``path`` (None when empty); a one-line error naming the file when
+    it is not there (``missing``), not UTF-8 text, or not YAML."""
     if not path.is_file():
-        raise BadInputError(path, "config file not found")
+        raise BadInputError(path, missing)
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
         raise BadInputError(path, f"not valid YAML ({_first_line(error)})") from None
     except UnicodeDecodeError:
         raise BadInputError(path, "not UTF-8 text") from None
+
+
+def _read_mapping(path: Path, not_mapping: str) -> dict[str, Any]:
+    loaded = read_yaml(path)
     if loaded is not None and not isinstance(loaded, dict):
         raise BadInputError(path, not_mapping)
     return loaded or {}

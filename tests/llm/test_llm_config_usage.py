@@ -61,6 +61,10 @@ def test_unconfigured_role_and_bad_files_are_bad_input(tmp_path: Path) -> None:
         load_llm_config(write(tmp_path, "default: {model: m, max_concurrency: 0}"), env={})
     with pytest.raises(BadInputError, match="no such LLM config"):
         load_llm_config(tmp_path / "missing.yaml", env={})
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes("default: {model: caf\xe9}\n".encode("latin-1"))
+    with pytest.raises(BadInputError, match="not UTF-8 text"):  # one line, not a traceback
+        load_llm_config(latin1, env={})
 
 
 def test_cost_is_none_for_unpriced_models_not_zero() -> None:

@@ -27,9 +27,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from papergym.configload import read_yaml
 from papergym.environment import environ
 from papergym.errors import BadInputError
 from papergym.llm.types import ROLES, Role, SamplingParams
@@ -253,12 +253,7 @@ def load_llm_config(
 
 
 def _read_yaml(path: Path) -> dict[str, object]:
-    if not path.is_file():
-        raise BadInputError(path, "no such LLM config file")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise BadInputError(path, f"not valid YAML: {str(error).splitlines()[0]}") from None
+    data = read_yaml(path, missing="no such LLM config file")
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import yaml
 
+from papergym.configload import read_yaml
 from papergym.environment import environ
 from papergym.errors import BadInputError
 
@@ -448,12 +449,7 @@ def launch_overrides(bundle: Path, env: Mapping[str, str]) -> list[str]:
 def read_spec(bundle: Path) -> dict[str, Any]:
     """``grpo.yaml`` of ``bundle``, checked for the sections the launcher reads."""
     path = bundle / SPEC_FILE
-    if not path.is_file():
-        raise BadInputError(path, "not found; run `papergym train verl-prepare` first")
-    try:
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as error:
-        raise BadInputError(path, f"not valid YAML ({str(error).splitlines()[0]})") from None
+    spec = read_yaml(path, missing="not found; run `papergym train verl-prepare` first")
     sections = ("papergym", "overrides", "reward_keys")
     if not isinstance(spec, dict) or not all(isinstance(spec.get(s), dict) for s in sections):
         raise BadInputError(path, f"needs the mappings {', '.join(sections)}")
