@@ -175,13 +175,20 @@ def test_a_killed_run_resumes_without_repeating_llm_calls_or_instances(tmp_path:
             asyncio.run(killed_at_d007())
         finished = sorted(ShardStore(out, 3).records())
         assert 0 in finished and 2 not in finished  # shard 2 (d006-d008) was in flight
-        asked_before = {json.dumps(r["messages"]) for r in server.requests}
+        order = [json.dumps(r["messages"]) for r in server.requests]
+        asked_before = set(order)
         server.reset_stats()
         result = asyncio.run(run_shards(open_corpus([corpus_path], config.ares), out, config))
-        asked_again = [r for r in server.requests if json.dumps(r["messages"]) in asked_before]
-        assert server.request_count > 0 and asked_again == []  # nothing is asked twice
+        asked_again = [
+            m for r in server.requests if (m := json.dumps(r["messages"])) in asked_before
+        ]
+        # Nothing answered before the kill is asked twice. The kill may cut one call of the
+        # other document in flight (concurrency 2; d007 itself was between calls): only that
+        # call, one of the last two asked, may be asked again.
+        assert server.request_count > 0 and len(asked_again) <= 1
+        assert set(asked_again) <= set(order[-2:])
         # (identical prompts of two documents may race past the cache in one run, not across)
-        assert len(asked_before) + server.request_count <= uninterrupted
+        assert len(asked_before) + server.request_count <= uninterrupted + len(asked_again)
     assert result.kept == 12 and instances(out) == expected
 
 
