@@ -127,6 +127,15 @@ class BackendConfig(BaseModel):
     )
     batch_size: int = Field(default=8, ge=1, description="hf: most requests in one generate.")
     batch_wait_ms: float = Field(default=10.0, ge=0, description="hf: wait to fill a batch.")
+    context_tokens: int | None = Field(
+        default=None,
+        ge=16,
+        description="The model's context length in tokens (prompt and answer together). null: "
+        "the server's /v1/models entry where it says (vLLM max_model_len, llama.cpp n_ctx, ...), "
+        "else a local model's own (GGUF metadata, max_position_embeddings); unknown: prompts are "
+        "sent as they are. A prompt longer than context_tokens - max_tokens is cut to fit "
+        "(its longest user message, in the middle) before it is sent, and the cut is counted.",
+    )
 
     @field_validator("base_url", mode="before")
     @classmethod
