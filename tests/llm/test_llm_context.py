@@ -64,7 +64,9 @@ def test_a_long_prompt_loses_the_middle_of_its_longest_user_message() -> None:
     assert "characters cut to fit the model's context" in text
     cut = fitted.cut
     assert cut is not None and cut.message == 1 and cut.counted == "estimate"
-    assert cut.tokens_before == estimate_tokens(messages) and cut.tokens_after == fitted.prompt_tokens
+    assert (
+        cut.tokens_before == estimate_tokens(messages) and cut.tokens_after == fitted.prompt_tokens
+    )
     assert cut.chars_removed > 20_000 and cut.context_tokens == 2048
     # Not cut more than needed: within 5% of the budget.
     assert fitted.prompt_tokens > 0.95 * (2048 - 256)
@@ -91,7 +93,7 @@ def test_a_prompt_without_room_is_a_context_error() -> None:
         (  # vLLM
             "Error code: 400 - {'object': 'error', 'message': \"This model's maximum context "
             "length is 2048 tokens. However, you requested 2600 tokens (2100 in the messages, "
-            "500 in the completion). Please reduce the length of the messages or completion.\"}",
+            '500 in the completion). Please reduce the length of the messages or completion."}',
             2048,
             2100,
         ),
@@ -169,13 +171,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         entry: dict[str, Any] = {"id": "m", "object": "model"}
         if self.server.listed:
             entry["max_model_len"] = self.server.context
         self._send(200, {"object": "list", "data": [entry]})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append(request)
         prompt = self.server.prompt_tokens(request)
@@ -210,7 +212,9 @@ def serve() -> Iterator[Any]:
         server.server_close()
 
 
-def call(server: ContextServer, messages: list[Message], tmp_path: Path) -> tuple[LLMResult[Any], Any]:
+def call(
+    server: ContextServer, messages: list[Message], tmp_path: Path
+) -> tuple[LLMResult[Any], Any]:
     backend = BackendConfig(base_url=server.base_url, model="m", max_retries=2, retry_base_delay=0)
     client = LLMClient.from_config(LLMConfig(default=backend, cache_dir=tmp_path))
 

@@ -70,7 +70,9 @@ def prepare_gguf_folder(gguf: Path, out: Path, *, device: str = "cpu") -> Prepar
     if done is not None and done.get("source") == source:
         return PreparedFolder(out, gguf, header.parameters, header.context_length, 0.0, True)
     _refuse_foreign(out, done)
-    refuse_if_too_big(gguf, weights_bytes(header.parameters, "float32"), available_memory(device), device)
+    refuse_if_too_big(
+        gguf, weights_bytes(header.parameters, "float32"), available_memory(device), device
+    )
     staging = out / STAGING
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
