@@ -103,3 +103,21 @@ def test_a_gguf_files_identity_follows_its_content(tmp_path: Path) -> None:
     assert (
         backend_identity(config.model_copy(update={"context_tokens": 512}))["context_tokens"] == 512
     )
+
+
+def test_a_local_model_keeps_its_max_tokens_so_batches_stay_whole(tmp_path: Path) -> None:
+    # Lowering max_tokens to what each prompt leaves would give every prompt length its own
+    # generate settings (no batching); only a server must be spared a request past its context.
+    from papergym.llm.client import fit_for
+    from papergym.llm.types import Message, SamplingParams
+
+    path = header_only_gguf(tmp_path / "m.gguf", (4, 4), context=4096)
+    backend = HFBackend(BackendConfig(backend="hf", model=str(path)))
+
+    async def count(messages: object, schema: object) -> int:
+        return 1500
+
+    backend.count_prompt = count  # type: ignore[method-assign]
+    params = SamplingParams(max_tokens=3000)  # a server would get 4096 - 1500 = 2596
+    fitted = asyncio.run(fit_for(backend, [Message(role="user", content="x")], params, None))
+    assert fitted.cut is None and fitted.max_tokens == 3000

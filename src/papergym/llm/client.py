@@ -89,13 +89,16 @@ async def fit_for(
         tokens: int = await count(candidate, schema)
         return tokens
 
-    return await fit_prompt(
+    fitted = await fit_prompt(
         messages,
         context_tokens=context,
         max_tokens=params.max_tokens,
         count=counted,
         counted=getattr(backend, "counted", "estimate"),
     )
+    if getattr(backend, "keeps_max_tokens", False):
+        return Fitted(fitted.messages, fitted.prompt_tokens, params.max_tokens, fitted.cut)
+    return fitted
 
 
 class LLMClient:

@@ -143,6 +143,9 @@ class HFBackend:
         return len(await asyncio.to_thread(prompt_token_ids, loaded.tokenizer, messages, schema))
 
     counted = "tokenizer"
+    # generate() is not refused an answer that runs past the model's positions (a server is),
+    # and a max_tokens lowered per prompt length would split batches: only prompts are fitted.
+    keeps_max_tokens = True
 
     async def load(self) -> LoadedModel:
         """The tokenizer and model, loaded once (in a thread) on first use."""
