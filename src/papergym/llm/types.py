@@ -128,9 +128,13 @@ class LLMOutputError(LLMError):
         self.errors = errors or []
 
 
-class LLMContextError(LLMError):
+class LLMContextError(LLMTransportError):
     """The prompt does not fit the model's context, even cut; or the server said so (a 400
-    "maximum context length"-style error). Not transient: asking again the same way fails."""
+    "maximum context length"-style error). Not transient: asking again the same way fails.
+
+    A transport error still, as the server's 400 was before it had its own type: every caller
+    that records an endpoint failure (eval, compare, the reviewer, the recipes) records this one
+    the same way instead of crashing on an error it does not know."""
 
     def __init__(
         self, message: str, *, context_tokens: int | None = None, prompt_tokens: int | None = None
