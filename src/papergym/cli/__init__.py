@@ -107,6 +107,12 @@ VERBS: tuple[Verb, ...] = (
         "-o OUT`), and prepare training data for the writer from real papers (prepare).",
     ),
     Verb("config", "config", "Show the resolved configuration, or the reference of every key."),
+    Verb(
+        "llm-prepare",
+        "llm_prepare",
+        "Prepare a model folder from a GGUF file, for servers that cannot read GGUF (transformers "
+        "serve).",
+    ),
 )
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from papergym.llm.cache import ResponseCache, cache_key, default_cache_dir
 from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.llm.context import Fitted, fit_prompt
 from papergym.llm.identity import backend_identity
 from papergym.llm.structured import (
     StructuredOutputError,
@@ -30,6 +31,7 @@ from papergym.llm.structured import (
 )
 from papergym.llm.types import (
     Completion,
+    LLMContextError,
     LLMOutputError,
     LLMResult,
     LLMTruncatedError,
@@ -67,6 +69,36 @@ def make_backend(config: BackendConfig) -> Backend:
     from papergym.llm.openai_backend import OpenAIBackend
 
     return OpenAIBackend(config)
+
+
+async def fit_for(
+    backend: Backend,
+    messages: Sequence[Message],
+    params: SamplingParams,
+    schema: type[BaseModel] | None,
+) -> Fitted:
+    """``messages`` fitted to the backend's context (:mod:`papergym.llm.context`); as they are
+    when the backend cannot tell its context length."""
+    limit = getattr(backend, "context_limit", None)
+    count = getattr(backend, "count_prompt", None)
+    context = await limit() if limit is not None else None
+    if context is None or count is None:
+        return Fitted(list(messages), 0, params.max_tokens, None)
+
+    async def counted(candidate: Sequence[Message]) -> int:
+        tokens: int = await count(candidate, schema)
+        return tokens
+
+    fitted = await fit_prompt(
+        messages,
+        context_tokens=context,
+        max_tokens=params.max_tokens,
+        count=counted,
+        counted=getattr(backend, "counted", "estimate"),
+    )
+    if getattr(backend, "keeps_max_tokens", False):
+        return Fitted(fitted.messages, fitted.prompt_tokens, params.max_tokens, fitted.cut)
+    return fitted
 
 
 class LLMClient:
@@ -173,7 +205,12 @@ class LLMClient:
                 hit = None
             if hit is not None:
                 self.tracker.record(
-                    stage=stage, role=role, model=backend.model, usage=hit.usage, cached=True
+                    stage=stage,
+                    role=role,
+                    model=backend.model,
+                    usage=hit.usage,
+                    cached=True,
+                    cut=hit.prompt_cut,
                 )
                 return LLMResult(
                     text=hit.text,
@@ -182,6 +219,7 @@ class LLMClient:
                     cached=True,
                     model=hit.model,
                     role=role,
+                    prompt_cut=hit.prompt_cut,
                 )
         completion, parsed, attempts, usage = await self._answer(
             role, backend, messages, params, schema, stage
@@ -196,6 +234,7 @@ class LLMClient:
             model=completion.model or backend.model,
             role=role,
             attempts=attempts,
+            prompt_cut=completion.prompt_cut,
         )
 
     async def _answer(
@@ -213,14 +252,30 @@ class LLMClient:
         config = self.config.for_role(role)
         repairs = config.repair_attempts
         attempt = 0
-        enlarged = False
+        enlarged = refitted = False
         while True:
             attempt += 1
             self.tracker.check_budget()
-            completion = (await backend.complete(conversation, params, schema))[0]
+            fitted = await fit_for(backend, conversation, params, schema)
+            sent = params.model_copy(update={"max_tokens": fitted.max_tokens})
+            try:
+                completion = (await backend.complete(fitted.messages, sent, schema))[0]
+            except LLMContextError as error:
+                # The server's count beat ours: fit once more with what its error stated.
+                learn = getattr(backend, "learn_context", None)
+                if refitted or learn is None or not learn(error, fitted.messages, schema):
+                    raise
+                refitted = True
+                continue
+            completion = completion.model_copy(update={"prompt_cut": fitted.cut})
             spent = spent + completion.usage
             self.tracker.record(
-                stage=stage, role=role, model=backend.model, usage=completion.usage, cached=False
+                stage=stage,
+                role=role,
+                model=backend.model,
+                usage=completion.usage,
+                cached=False,
+                cut=fitted.cut,
             )
             if completion.finish_reason == "length":
                 larger = min(params.max_tokens * 2, config.max_tokens_ceiling)

@@ -50,7 +50,9 @@ class BackendConfig(BaseModel):
         description="openai: an OpenAI-compatible HTTP endpoint; hf: a transformers model in "
         "this process.",
     )
-    model: str = Field(description="Model name at the endpoint (hf: a hub name or folder).")
+    model: str = Field(
+        description="Model name at the endpoint (hf: a hub name, a folder, or a .gguf file)."
+    )
     base_url: tuple[str, ...] = Field(
         default=(), description="One or more OpenAI-compatible endpoints, used round-robin."
     )
@@ -127,6 +129,16 @@ class BackendConfig(BaseModel):
     )
     batch_size: int = Field(default=8, ge=1, description="hf: most requests in one generate.")
     batch_wait_ms: float = Field(default=10.0, ge=0, description="hf: wait to fill a batch.")
+    context_tokens: int | None = Field(
+        default=None,
+        ge=16,
+        description="The model's context length in tokens (prompt and answer together). null: "
+        "the server's /v1/models entry where it says (vLLM max_model_len, llama.cpp n_ctx, ...), "
+        "else a local model's own (GGUF metadata, max_position_embeddings); unknown: prompts are "
+        "sent as they are. A prompt longer than context_tokens - max_tokens (max_tokens at most "
+        "half the context) is cut to fit before it is sent (the middle of its longest user "
+        "message), and the cut is counted in the usage.",
+    )
 
     @field_validator("base_url", mode="before")
     @classmethod

@@ -18,6 +18,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -25,6 +26,14 @@ from pydantic import BaseModel
 
 from papergym.errors import BadInputError
 from papergym.llm.config import BackendConfig
+from papergym.llm.gguf import (
+    available_memory,
+    gguf_source,
+    local_gguf_path,
+    read_header,
+    refuse_if_too_big,
+    weights_bytes,
+)
 from papergym.llm.structured import json_schema_for
 from papergym.llm.types import Completion, LLMError, Message, SamplingParams, Usage
 
@@ -115,6 +124,29 @@ class HFBackend:
         """Load the model now, so a wrong path fails before any work starts."""
         await self.load()
 
+    async def context_limit(self) -> int | None:
+        """The model's context length: ``context_tokens`` when set, else a GGUF file's
+        metadata (read without loading), else the loaded model's ``max_position_embeddings``,
+        else its tokenizer's ``model_max_length`` (when it is a real bound)."""
+        if self.config.context_tokens:
+            return self.config.context_tokens
+        path = local_gguf_path(self.config.model, self.config.gguf_file)
+        if path is not None:
+            return await asyncio.to_thread(lambda: read_header(path).context_length)
+        return model_context_length(await self.load())
+
+    async def count_prompt(
+        self, messages: Sequence[Message], schema: type[BaseModel] | None
+    ) -> int:
+        """The prompt's exact token count, with the model's tokenizer and chat template."""
+        loaded = await self.load()
+        return len(await asyncio.to_thread(prompt_token_ids, loaded.tokenizer, messages, schema))
+
+    counted = "tokenizer"
+    # generate() is not refused an answer that runs past the model's positions (a server is),
+    # and a max_tokens lowered per prompt length would split batches: only prompts are fitted.
+    keeps_max_tokens = True
+
     async def load(self) -> LoadedModel:
         """The tokenizer and model, loaded once (in a thread) on first use."""
         if self._loaded is not None:
@@ -164,10 +196,12 @@ def load_model(config: BackendConfig) -> LoadedModel:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    check_before_loading(config, device)
+    source, gguf_file = gguf_source(config.model, config.gguf_file)
     try:
-        gguf = {"gguf_file": config.gguf_file} if config.gguf_file else {}
-        tokenizer = AutoTokenizer.from_pretrained(config.model, **gguf)
-        model: Any = AutoModelForCausalLM.from_pretrained(config.model, dtype=config.dtype, **gguf)
+        gguf = {"gguf_file": gguf_file} if gguf_file else {}
+        tokenizer = AutoTokenizer.from_pretrained(source, **gguf)
+        model: Any = AutoModelForCausalLM.from_pretrained(source, dtype=config.dtype, **gguf)
     except OSError as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise BadInputError(None, f"hf backend cannot load '{config.model}': {reason}") from None
@@ -182,6 +216,33 @@ def load_model(config: BackendConfig) -> LoadedModel:
         pad = tokenizer.pad_token_id
         pad = pad if pad is not None else min(eos_ids, default=0)
     return LoadedModel(tokenizer=tokenizer, model=model, eos_ids=eos_ids, pad_id=pad)
+
+
+NO_BOUND = 10**7
+"""A tokenizer's ``model_max_length`` at or above this is transformers' "no limit" placeholder."""
+
+
+def model_context_length(loaded: LoadedModel) -> int | None:
+    """The context length a loaded model or its tokenizer states, ``None`` when neither does."""
+    positions = getattr(loaded.model.config, "max_position_embeddings", None)
+    if isinstance(positions, int) and positions > 0:
+        return positions
+    bound = getattr(loaded.tokenizer, "model_max_length", None)
+    return bound if isinstance(bound, int) and 0 < bound < NO_BOUND else None
+
+
+def check_before_loading(config: BackendConfig, device: str) -> None:
+    """Refuse, before any loading, a GGUF path that is missing or not GGUF, and weights that
+    cannot fit in memory (see :mod:`papergym.llm.gguf` for the rule)."""
+    path = local_gguf_path(config.model, config.gguf_file)
+    if path is not None:
+        needed = weights_bytes(read_header(path).parameters, config.dtype)
+    elif (folder := Path(config.model).expanduser()).is_dir():
+        path = folder
+        needed = sum(f.stat().st_size for f in folder.glob("*.safetensors"))
+    else:
+        return  # a hub id: its size is not known before downloading
+    refuse_if_too_big(path, needed, available_memory(device), device)
 
 
 def conversation_for(

@@ -70,6 +70,9 @@ def local_model_identity(model: str) -> str:
     modification times, so that new weights in the same folder are a new model; anything
     else (a hub id) as given."""
     folder = Path(model).expanduser()
+    if folder.is_file():  # one weights file (a GGUF): its path, size and modification time
+        stat = folder.stat()
+        return f"{folder.resolve()}#{stat.st_size}-{stat.st_mtime_ns}"
     if not folder.is_dir():
         return model
     folder = folder.resolve()
@@ -88,6 +91,9 @@ def backend_identity(config: BackendConfig) -> dict[str, Any]:
     Left out on purpose: the API key variable, timeouts, retries, concurrency and rate limits
     (they decide whether an answer comes, not what it says).
     """
+    # A set context length decides how long prompts are cut; when unset the key is absent, so
+    # the identities (and cached answers) of configurations without it are unchanged.
+    context = {"context_tokens": config.context_tokens} if config.context_tokens else {}
     if config.backend == "hf":
         return {
             "backend": "hf",
@@ -95,7 +101,7 @@ def backend_identity(config: BackendConfig) -> dict[str, Any]:
             "gguf_file": config.gguf_file,
             "dtype": config.dtype,
             "device": config.device,
-        }
+        } | context
     endpoints = config.base_url or (default_endpoint(),)
     return {
         "backend": config.backend,
@@ -103,7 +109,7 @@ def backend_identity(config: BackendConfig) -> dict[str, Any]:
         "endpoints": sorted({normalise_endpoint(url) for url in endpoints}),
         "structured_output": config.structured_output,
         "extra_body": config.extra_body,
-    }
+    } | context
 
 
 def identity_text(config: BackendConfig) -> str:

@@ -35,6 +35,12 @@ from pydantic import BaseModel
 from papergym.environment import environ
 from papergym.errors import BadInputError
 from papergym.llm.config import BackendConfig
+from papergym.llm.context import (
+    CHARS_PER_TOKEN,
+    context_error,
+    context_from_models,
+    estimate_tokens,
+)
 from papergym.llm.limits import RateLimiter, backoff_delay
 from papergym.llm.structured import (
     guided_json_for,
@@ -43,6 +49,7 @@ from papergym.llm.structured import (
 )
 from papergym.llm.types import (
     Completion,
+    LLMContextError,
     LLMTransportError,
     Message,
     SamplingParams,
@@ -165,6 +172,9 @@ class OpenAIBackend:
         self._next = itertools.cycle(self.endpoints)
         self._rpm = RateLimiter(config.requests_per_minute) if config.requests_per_minute else None
         self._tpm = RateLimiter(config.tokens_per_minute) if config.tokens_per_minute else None
+        self._context: int | None = config.context_tokens
+        self._context_asked = config.context_tokens is not None
+        self._chars_per_token = CHARS_PER_TOKEN
 
     @property
     def model(self) -> str:
@@ -230,6 +240,9 @@ class OpenAIBackend:
         except TimeoutError:
             return _Failure(f"no complete answer within {limit:.1f} s")
         except openai.APIStatusError as error:
+            too_long = context_error(error.status_code, redact(str(error))[:2000])
+            if too_long is not None:  # not transient: the same request fails the same way
+                raise too_long from None
             return _Failure(
                 f"HTTP {error.status_code}: {_short(error)}",
                 retryable=error.status_code in _RETRYABLE_STATUS,
@@ -273,6 +286,45 @@ class OpenAIBackend:
         if self._tpm:  # estimate: ~4 characters a token, plus the most the answer may take
             estimate = sum(len(m.content) for m in messages) / 4 + params.max_tokens * params.n
             await self._tpm.acquire(estimate)
+
+    async def context_limit(self) -> int | None:
+        """The model's context length: ``context_tokens`` when set, else what the first
+        endpoint's ``/v1/models`` states for the model (asked once), else one a context error
+        stated; ``None`` when unknown."""
+        if not self._context_asked:
+            self._context_asked = True
+            try:
+                async with asyncio.timeout(min(self.config.timeout, 15.0)):
+                    body = await self.endpoints[0].clients[0].get("/models", cast_to=bytes)
+                self._context = context_from_models(json.loads(body), self.config.model)
+            except (TimeoutError, openai.APIError, ValueError):
+                pass  # no model list: the context stays unknown until a server error says it
+        return self._context
+
+    async def count_prompt(
+        self, messages: Sequence[Message], schema: type[BaseModel] | None
+    ) -> int:
+        """The prompt's tokens, estimated (no tokenizer here): see :mod:`papergym.llm.context`."""
+        extra = len(json.dumps(response_format_for(schema))) if schema is not None else 0
+        return estimate_tokens(messages, extra, self._chars_per_token)
+
+    counted = "estimate"
+
+    def learn_context(
+        self, error: LLMContextError, messages: Sequence[Message], schema: type[BaseModel] | None
+    ) -> bool:
+        """Take the context length and prompt tokens a server's context error stated; whether
+        they change how prompts are fitted (so that fitting again may now succeed)."""
+        learned = False
+        if error.context_tokens and error.context_tokens != self._context:
+            self._context, learned = error.context_tokens, True
+        if error.prompt_tokens and self._context:
+            extra = len(json.dumps(response_format_for(schema))) if schema is not None else 0
+            estimated = estimate_tokens(messages, extra, self._chars_per_token)
+            if error.prompt_tokens > estimated:  # denser text than the estimate assumed
+                self._chars_per_token *= 0.95 * estimated / error.prompt_tokens
+                learned = True
+        return learned
 
     async def ping(self) -> None:
         """Fail fast, before any work, when an endpoint is unreachable or refuses the key."""

@@ -51,6 +51,12 @@ def usage_table(tracker: UsageTracker, *, per: tuple[str, int] | None = None) ->
         f"{tokens_out:,}",
         _cost(total_cost) + unpriced,
     )
+    if tracker.prompts_cut:  # said only when it happened: reports must say what was cut
+        cut_tokens = sum(r.tokens_cut for r in rows)
+        table.caption = (
+            f"{tracker.prompts_cut:,} prompt(s) cut to fit the model's context "
+            f"({cut_tokens:,} tokens taken out)"
+        )
     if per is not None and per[1] > 0:
         name, count = per
         cost_each = None if total_cost is None else total_cost / count

@@ -58,6 +58,25 @@ class Usage(BaseModel):
         )
 
 
+class PromptCut(BaseModel):
+    """A prompt cut to fit the model's context before it was sent: which message, how much."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    message: int = Field(description="Index of the message whose content was cut.")
+    tokens_before: int = Field(description="Prompt tokens before the cut.")
+    tokens_after: int = Field(description="Prompt tokens after the cut.")
+    chars_removed: int = Field(description="Characters taken out of the message.")
+    context_tokens: int = Field(description="The context length the prompt was fitted to.")
+    counted: Literal["tokenizer", "estimate"] = Field(
+        description="How tokens were counted: the model's tokenizer, or the chars/3 estimate."
+    )
+
+    @property
+    def tokens_removed(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+
 class Completion(BaseModel):
     """One raw answer from a backend: text, why it stopped, what it cost."""
 
@@ -67,6 +86,7 @@ class Completion(BaseModel):
     finish_reason: str | None = None
     usage: Usage = Usage()
     model: str = ""
+    prompt_cut: PromptCut | None = None
 
 
 class LLMResult(BaseModel, Generic[T]):
@@ -82,6 +102,7 @@ class LLMResult(BaseModel, Generic[T]):
     model: str = ""
     role: str = ""
     attempts: int = 1
+    prompt_cut: PromptCut | None = None
 
 
 class LLMError(PaperGymError):
@@ -105,6 +126,22 @@ class LLMOutputError(LLMError):
         super().__init__(message)
         self.last_text = last_text
         self.errors = errors or []
+
+
+class LLMContextError(LLMTransportError):
+    """The prompt does not fit the model's context, even cut; or the server said so (a 400
+    "maximum context length"-style error). Not transient: asking again the same way fails.
+
+    A transport error still, as the server's 400 was before it had its own type: every caller
+    that records an endpoint failure (eval, compare, the reviewer, the recipes) records this one
+    the same way instead of crashing on an error it does not know."""
+
+    def __init__(
+        self, message: str, *, context_tokens: int | None = None, prompt_tokens: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.context_tokens = context_tokens
+        self.prompt_tokens = prompt_tokens
 
 
 class BudgetExceededError(LLMError):

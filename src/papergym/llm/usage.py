@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from papergym.llm.config import Price
-from papergym.llm.types import BudgetExceededError, Usage
+from papergym.llm.types import BudgetExceededError, PromptCut, Usage
 
 
 def call_cost(price: Price | None, usage: Usage) -> float | None:
@@ -34,6 +34,8 @@ class UsageRow:
     cache_hits: int = 0
     usage: Usage = field(default_factory=Usage)
     cost: float | None = 0.0  # None once any call of this row was unpriced
+    prompts_cut: int = 0  # answers whose prompt was cut to fit the model's context
+    tokens_cut: int = 0
 
 
 @dataclass
@@ -47,8 +49,20 @@ class UsageTracker:
         default_factory=lambda: defaultdict(UsageRow)
     )
 
-    def record(self, *, stage: str, role: str, model: str, usage: Usage, cached: bool) -> None:
+    def record(
+        self,
+        *,
+        stage: str,
+        role: str,
+        model: str,
+        usage: Usage,
+        cached: bool,
+        cut: PromptCut | None = None,
+    ) -> None:
         row = self.rows[(stage, role, model)]
+        if cut is not None:  # counted for cached answers too: the answer read a cut prompt
+            row.prompts_cut += 1
+            row.tokens_cut += cut.tokens_removed
         price = self.prices.get(model)
         if price is None:
             # unpriced whether its answers came from the server or the cache: a fully cached
@@ -77,6 +91,11 @@ class UsageTracker:
         return sorted({model for (_, _, model), r in self.rows.items() if r.cost is None})
 
     @property
+    def prompts_cut(self) -> int:
+        """Answers whose prompt was cut to fit the model's context."""
+        return sum(r.prompts_cut for r in self.rows.values())
+
+    @property
     def calls(self) -> int:
         return sum(r.calls for r in self.rows.values())
 
@@ -91,6 +110,8 @@ class UsageTracker:
                 into.calls += row.calls
                 into.cache_hits += row.cache_hits
                 into.usage = into.usage + row.usage
+                into.prompts_cut += row.prompts_cut
+                into.tokens_cut += row.tokens_cut
                 into.cost = None if into.cost is None or row.cost is None else into.cost + row.cost
         return merged
 
@@ -114,6 +135,8 @@ class UsageTracker:
                 "cache_hits": r.cache_hits,
                 **r.usage.model_dump(),
                 "cost_usd": r.cost,
+                "prompts_cut": r.prompts_cut,
+                "tokens_cut": r.tokens_cut,
             }
             for (stage, role, model), r in sorted(self.rows.items())
         ]
