@@ -22,8 +22,10 @@ from papergym.cli.common import (
 from papergym.cli.flags import Given, llm_options
 from papergym.cli.groups import single_app
 from papergym.errors import BadInputError
+from papergym.llm.cache import default_cache_dir
 from papergym.llm.check import BackendCheck, check_backends
 from papergym.llm.config import require_llm
+from papergym.llm.endpoints import records_path
 from papergym.llm.report import usage_table
 from papergym.llm.types import ROLES, Role
 
@@ -68,11 +70,14 @@ def llm_check(
         payload = {
             "backends": [r.__dict__ | {"ok": r.ok} for r in results],
             "usage": tracker.as_dict(),
+            "records": str(records_path(config.cache_dir or default_cache_dir())),
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
         stdout.print(_backends_table(results))
         stdout.print(usage_table(tracker))
+        for line in _notes(results, str(records_path(config.cache_dir or default_cache_dir()))):
+            stdout.print(line, markup=False, soft_wrap=True)
     if not all(r.ok for r in results):
         raise typer.Exit(2)
 
@@ -80,7 +85,8 @@ def llm_check(
 def _backends_table(results: list[BackendCheck]) -> Table:
     """One row a backend: its roles, where it is, and how each kind of call went."""
     table = Table(title="LLM backends", title_justify="left")
-    for column in ("roles", "model", "endpoint", "plain", "structured", "seconds"):
+    columns = ("roles", "model", "endpoint", "plain", "structured", "seconds")
+    for column in (*columns, "schema mode", "tokens/s", "concurrency"):
         table.add_column(column, overflow="fold")
     for r in results:
         plain = r.plain or next((e for e in r.errors if e.startswith("plain")), "")
@@ -92,8 +98,31 @@ def _backends_table(results: list[BackendCheck]) -> Table:
             plain,
             structured,
             f"{r.seconds:.2f}",
+            r.structured_output,
+            f"{r.tokens_per_s:.1f}" if r.tokens_per_s is not None else "",
+            _concurrency(r),
         )
     return table
+
+
+def _concurrency(check: BackendCheck) -> str:
+    """The recommendation and what it rests on: ``4 (1: 20, 4: 61, 16: 70 tok/s)``."""
+    if check.recommended_concurrency is None:
+        return ""
+    speeds = ", ".join(f"{level}: {speed:.0f}" for level, speed in check.concurrency.items())
+    return f"{check.recommended_concurrency} ({speeds} tok/s)"
+
+
+def _notes(results: list[BackendCheck], saved: str) -> list[str]:
+    """Lines under the table: other models answering, and where the findings were saved."""
+    lines = [
+        f"warning: {endpoint} was asked for model {r.model} but answers as {name}"
+        for r in results
+        for endpoint, name in r.answered_as.items()
+    ]
+    if any(r.ok and r.backend == "openai" for r in results):
+        lines.append(f"schema mode, speed and concurrency saved in {saved} for later runs")
+    return lines
 
 
 def _roles(names: list[str] | None) -> list[Role] | None:
