@@ -147,17 +147,21 @@ async def check_backends(
 
 
 async def _timed(client: LLMClient, role: Role, count: int, max_tokens: int) -> float:
-    """Total tokens per second of ``count`` requests at once, each up to ``max_tokens``."""
+    """Total tokens per second of ``count`` requests at once, each up to ``max_tokens``.
+
+    Sent to the backend itself: an answer cut at ``max_tokens`` is the point here, not a
+    truncation to ask again with a larger budget. The usage is accounted all the same.
+    """
+    backend = client.backend(role)
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens)
     start = time.perf_counter()
-    results = await asyncio.gather(
-        *(
-            client.call(role, _SPEED, params=params, stage="llm-check", sample_index=index)
-            for index in range(count)
-        )
-    )
+    answers = await asyncio.gather(*(backend.complete(_SPEED, params, None) for _ in range(count)))
     seconds = time.perf_counter() - start
-    return sum(r.usage.completion_tokens for r in results) / max(seconds, 1e-9)
+    for [completion, *_] in answers:
+        client.tracker.record(
+            stage="llm-check", role=role, model=backend.model, usage=completion.usage, cached=False
+        )
+    return sum(answer[0].usage.completion_tokens for answer in answers) / max(seconds, 1e-9)
 
 
 async def _measure_speed(client: LLMClient, role: Role, check: BackendCheck) -> None:
