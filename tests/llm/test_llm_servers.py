@@ -432,3 +432,15 @@ def test_the_same_model_under_a_servers_own_suffix_is_not_warned(
 
     asyncio.run(go())
     assert not [r for r in caplog.records if "another model" in r.getMessage()]
+
+
+@pytest.mark.parametrize("mode", ["json_object", "ollama_format"])
+def test_the_fake_server_answers_the_schema_of_every_mode(
+    server: FakeOpenAIServer, tmp_path: Path, mode: str
+) -> None:
+    async def go() -> None:
+        llm = client(server, tmp_path, structured_output=mode, repair_attempts=0)
+        assert isinstance((await llm.call("judge", ASK, schema=Pick)).parsed, Pick)
+        await llm.aclose()
+
+    asyncio.run(go())

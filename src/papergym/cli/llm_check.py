@@ -99,7 +99,7 @@ def _backends_table(results: list[BackendCheck]) -> Table:
             structured,
             f"{r.seconds:.2f}",
             r.structured_output,
-            f"{r.tokens_per_s:.1f}" if r.tokens_per_s is not None else "",
+            f"{r.tokens_per_s:.1f}" if r.tokens_per_s is not None else r.speed_error,
             _concurrency(r),
         )
     return table

@@ -86,6 +86,7 @@ class BackendCheck:
     concurrency: dict[int, float] = field(default_factory=dict)  # requests at once → tokens/s
     recommended_concurrency: int | None = None
     answered_as: dict[str, str] = field(default_factory=dict)  # endpoint → another model's name
+    speed_error: str = ""  # why the speed could not be measured (the check still passes)
 
     @property
     def ok(self) -> bool:
@@ -165,7 +166,8 @@ async def _timed(client: LLMClient, role: Role, count: int, max_tokens: int) -> 
 
 
 async def _measure_speed(client: LLMClient, role: Role, check: BackendCheck) -> None:
-    """Tokens per second of one request, then of several at once; a failure is an error."""
+    """Tokens per second of one request, then of several at once. A failure here is noted, not
+    an error: the endpoint answered the calls that decide whether work can start."""
     try:
         check.tokens_per_s = await _timed(client, role, 1, SPEED_TOKENS)
         # the same short answers alone and together, so that only the concurrency differs
@@ -181,7 +183,7 @@ async def _measure_speed(client: LLMClient, role: Role, check: BackendCheck) -> 
             if time.perf_counter() - start > PROBE_SECONDS:
                 break
     except LLMError as error:
-        check.errors.append(f"speed: {_first_line(error)}")
+        check.speed_error = _first_line(error)
 
 
 def _describe_backend(client: LLMClient, role: Role, check: BackendCheck) -> None:
