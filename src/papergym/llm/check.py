@@ -134,8 +134,8 @@ async def check_backends(
                 endpoints=[redact_url(url) for url in backend.base_url] or ["(default)"],
             )
             start = time.perf_counter()
-            await _run_calls(client, served[0], params, check)
-            if check.ok:
+            answered = await _run_calls(client, served[0], params, check)
+            if answered:  # the speed is worth knowing even when the structured call failed
                 await _measure_speed(client, served[0], check)
                 _describe_backend(client, served[0], check)
             check.seconds = time.perf_counter() - start
@@ -224,20 +224,23 @@ def _record(
 
 async def _run_calls(
     client: LLMClient, role: Role, params: SamplingParams, check: BackendCheck
-) -> None:
-    """Reachability, then the plain call, then the structured one; stops at a dead endpoint."""
+) -> bool:
+    """Reachability, then the plain call, then the structured one; stops at a dead endpoint.
+    True when the plain call was answered."""
     try:
         await client.ping([role])
     except LLMError as error:
         check.errors.append(_first_line(error))
-        return
+        return False
+    answered = True
     try:
         plain = await client.call(role, _PLAIN, params=params, stage="llm-check")
         check.plain = plain.text.strip()[:80]
     except LLMError as error:
         check.errors.append(f"plain call: {_first_line(error)}")
+        answered = False
         if isinstance(error, LLMTransportError):
-            return
+            return False
     try:
         answer = await client.call(
             role, _STRUCTURED, schema=EchoCheck, params=params, stage="llm-check"
@@ -245,6 +248,7 @@ async def _run_calls(
         check.structured = f"valid after {answer.attempts} attempt(s)"
     except LLMError as error:
         check.errors.append(f"structured call: {_first_line(error)}")
+    return answered
 
 
 def _first_line(error: Exception) -> str:
