@@ -211,12 +211,14 @@ def _record(
             continue
         for url in backend.base_url:
             shown = redact_url(url)
-            updates[endpoint_key(backend.model, url)] = EndpointRecord(
-                structured_output=check.structured_output or None,  # type: ignore[arg-type]
-                tokens_per_s=check.tokens_per_s,
-                recommended_concurrency=check.recommended_concurrency,
-                answered_as=check.answered_as.get(shown),
-                checked_at=now,
+            updates[endpoint_key(backend.model, url)] = EndpointRecord.model_validate(
+                {
+                    "structured_output": check.structured_output or None,
+                    "tokens_per_s": check.tokens_per_s,
+                    "recommended_concurrency": check.recommended_concurrency,
+                    "answered_as": check.answered_as.get(shown),
+                    "checked_at": now,
+                }
             )
     if updates:
         write_records(path, updates)
