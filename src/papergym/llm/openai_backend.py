@@ -11,7 +11,10 @@ Every failure of the endpoint ends, after the retries, in :class:`LLMTransportEr
 one-line reason: connection errors, timeouts, HTTP errors (4xx are not retried), and status-200
 bodies that are not a chat completion (an HTML page from a proxy, a cut-off body, no choices).
 One request may take ``timeout`` seconds; one call, all attempts and backoff included,
-``deadline`` seconds. Credentials in a base URL (``http://user:pass@host/v1``) are sent as HTTP
+``deadline`` seconds; both grow for answers that need longer at the endpoint's speed
+(:meth:`OpenAIBackend.time_bounds`). How the schema is sent, which statuses are retried and
+where error bodies hold their message follow the backend's settings (its ``preset``:
+:mod:`papergym.llm.servers`); an answer under another model's name is warned about once. Credentials in a base URL (``http://user:pass@host/v1``) are sent as HTTP
 Basic auth, as curl does, and never appear in a URL that is logged or reported; every key and
 password read is registered with :func:`papergym.redact.register_secret`, and every message
 raised here passes through :func:`papergym.redact.redact`.
@@ -217,9 +220,12 @@ class OpenAIBackend:
         """``params.n`` completions of ``messages``; the call's usage is on the first one.
 
         Raises :class:`LLMTransportError` once the retries or the deadline are spent, or at
-        once on a client error (4xx other than 408/409/425/429).
+        once on a status not in ``retry_statuses``. Under ``structured_output: auto`` a request
+        refused with 400/422 for its schema field is first sent again in the next mode
+        (:data:`papergym.llm.servers.AUTO_ORDER`); the mode that works is remembered for the
+        endpoint, and a refusal that ``none`` gets too is reported as the first one was.
         """
-        plain = self._request(messages, params, None)
+        plain = self._request(messages, params)
         request = plain
         # Seconds spent at the endpoint (attempts and backoff). Waiting for a free slot or
         # for the rate limit is not counted: a build queues thousands of calls on purpose.
@@ -346,9 +352,8 @@ class OpenAIBackend:
                 )
             )
 
-    def _request(
-        self, messages: Sequence[Message], params: SamplingParams, schema: type[BaseModel] | None
-    ) -> dict[str, Any]:
+    def _request(self, messages: Sequence[Message], params: SamplingParams) -> dict[str, Any]:
+        """The request without a schema (added per attempt: the mode depends on the endpoint)."""
         request: dict[str, Any] = {
             "model": self.config.model,
             "messages": [m.model_dump() for m in messages],
@@ -362,8 +367,6 @@ class OpenAIBackend:
             request["seed"] = params.seed
         if params.stop:
             request["stop"] = list(params.stop)
-        if schema is not None:
-            request.update(schema_fields(self.schema_mode(self.endpoints[0]), schema))
         request.update(self.config.extra_body)  # server-specific fields go in the body itself
         return request
 
