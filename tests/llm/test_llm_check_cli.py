@@ -117,3 +117,14 @@ def test_usage_table_shows_unpriced_and_per_instance_rows() -> None:
     text = console.export_text()
     assert "unpriced" in text and "$2.0000 + unpriced" in text
     assert "per instance" in text and "$0.5000 + unpriced" in text
+
+
+def test_a_backend_that_answers_but_fails_the_structured_call_still_shows_its_speed(
+    server: FakeOpenAIServer,
+) -> None:
+    server.responder = lambda request: "ready" if "response_format" not in request else "{"
+    args = ["llm-check", "--base-url", server.base_url, "--model", "m"]
+    result = runner.invoke(app, args, env={"COLUMNS": "250"})
+    assert result.exit_code == 2
+    assert "tokens/s" in result.stdout and "LLM usage" in result.stdout  # the table is shown
+    assert "error: model m at" in result.stderr and "structured call" in result.stderr
