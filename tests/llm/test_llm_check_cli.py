@@ -128,3 +128,4 @@ def test_a_backend_that_answers_but_fails_the_structured_call_still_shows_its_sp
     assert result.exit_code == 2
     assert "tokens/s" in result.stdout and "LLM usage" in result.stdout  # the table is shown
     assert "error: model m at" in result.stderr and "structured call" in result.stderr
+    assert "saved in" in result.stdout  # its speed is known all the same

@@ -123,7 +123,7 @@ def _notes(results: list[BackendCheck], saved: str) -> list[str]:
         for r in results
         for endpoint, name in r.answered_as.items()
     ]
-    if any(r.ok and r.backend == "openai" for r in results):
+    if any(r.backend == "openai" and (r.ok or r.tokens_per_s is not None) for r in results):
         lines.append(f"schema mode, speed and concurrency saved in {saved} for later runs")
     return lines
 

@@ -8,7 +8,7 @@ reached, or fails the plain call, is not asked the structured call: one reason i
 Then how fast it is: one answer of :data:`SPEED_TOKENS` tokens alone gives the tokens per second
 of one request, and :data:`CONCURRENCY_LEVELS` requests at once (shorter ones) the total speed;
 the recommended concurrency is the most requests at once that still raised the total speed by
-half. What was found about an ``openai`` backend's endpoints (the structured-output mode it
+half. What was found about an ``openai`` backend's endpoints that answered (the structured-output mode it
 took, the speed, the concurrency, the model name its answers carry) is saved in
 ``endpoints.json`` beside the response cache, where later runs read it
 (:mod:`papergym.llm.endpoints`).
@@ -203,11 +203,13 @@ def _describe_backend(client: LLMClient, role: Role, check: BackendCheck) -> Non
 def _record(
     path: Path, config: LLMConfig, roles: list[Role] | None, results: list[BackendCheck]
 ) -> None:
-    """Save what was found about the endpoints of the ``openai`` backends that passed."""
+    """Save what was found about the endpoints of the ``openai`` backends that answered (the
+    speed and the mode hold even when a small model failed the structured call)."""
     now = datetime.now(UTC).isoformat(timespec="seconds")
     updates = {}
     for (_, backend), check in zip(backends_by_role(config, roles), results, strict=True):
-        if backend.backend != "openai" or not check.ok or not backend.base_url:
+        answered = check.ok or check.tokens_per_s is not None
+        if backend.backend != "openai" or not answered or not backend.base_url:
             continue
         for url in backend.base_url:
             shown = redact_url(url)
