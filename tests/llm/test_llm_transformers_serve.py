@@ -8,7 +8,9 @@ serving extras (``pip install 'transformers[serving]'``); skipped without them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
+import logging
 import os
 import socket
 import subprocess
@@ -25,8 +27,15 @@ from pydantic import BaseModel
 
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.llm.endpoints import LEARNED_MODES, endpoint_key
 from papergym.llm.hf_backend import HFBackend
-from papergym.llm.types import LLMOutputError, LLMTruncatedError, Message, SamplingParams
+from papergym.llm.types import (
+    LLMOutputError,
+    LLMTransportError,
+    LLMTruncatedError,
+    Message,
+    SamplingParams,
+)
 from papergym.train.tiny import save_tiny_model
 
 
@@ -173,3 +182,32 @@ def test_an_answer_cut_by_max_tokens_is_refused(served: tuple[str, Path], tmp_pa
 
     with pytest.raises(LLMTruncatedError):
         asyncio.run(run())
+
+
+def test_fields_it_refuses_are_read_from_its_error_body_and_auto_falls_back(
+    served: tuple[str, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """transformers serve refuses unknown fields (format, structured_outputs, guided_json)
+    with 422 and a FastAPI ``detail``: an explicit mode fails with that reason in one line;
+    ``auto`` started at such a mode is asked again down to one the server takes."""
+    url, folder = served
+    key = endpoint_key(str(folder), f"{url}/v1")
+
+    async def run() -> None:
+        explicit = openai_client(url, folder, tmp_path, structured_output="guided_json")
+        with pytest.raises(LLMTransportError, match=r"HTTP 422: Unexpected fields.*guided_json"):
+            await explicit.call("judge", ASK, schema=Plan)
+        await explicit.aclose()
+        LEARNED_MODES[key] = "ollama_format"  # as if a record said so
+        auto = openai_client(url, folder, tmp_path, repair_attempts=0)
+        with contextlib.suppress(LLMOutputError):  # a random model: noise, but an answer
+            await auto.call("judge", ASK, schema=Plan)
+        await auto.aclose()
+
+    caplog.set_level(logging.WARNING, logger="papergym.llm.openai_backend")
+    try:
+        asyncio.run(run())
+        assert LEARNED_MODES[key] == "none"
+    finally:
+        LEARNED_MODES.pop(key, None)
+    assert not [r for r in caplog.records if "another model" in r.getMessage()]

@@ -140,8 +140,9 @@ _JSON_OBJECT_SCHEMA: JSONDict = {
 def extract_schema(request: JSONDict) -> Any | None:
     """The JSON schema the request asks the answer to follow, or ``None`` for free text.
 
-    Reads OpenAI's ``response_format`` (``json_schema``, and ``json_object`` as a one-field
-    object), vLLM's ``structured_outputs.json`` and its older ``guided_json`` (a schema or
+    Reads OpenAI's ``response_format`` (``json_schema``, and ``json_object`` with its
+    ``schema`` as llama.cpp sends it, else as a one-field object), Ollama's ``format`` (a
+    schema), vLLM's ``structured_outputs.json`` and its older ``guided_json`` (a schema or
     its JSON text).
     """
     response_format = request.get("response_format")
@@ -150,8 +151,11 @@ def extract_schema(request: JSONDict) -> Any | None:
         spec = response_format.get("json_schema")
         if kind == "json_schema" and isinstance(spec, dict) and "schema" in spec:
             return spec["schema"]
-        if kind == "json_object":
-            return _JSON_OBJECT_SCHEMA
+        if kind == "json_object":  # llama.cpp's servers take a schema beside it
+            schema = response_format.get("schema")
+            return schema if isinstance(schema, dict) else _JSON_OBJECT_SCHEMA
+    if isinstance(request.get("format"), dict):  # Ollama's native field
+        return request["format"]
     structured = request.get("structured_outputs")  # vLLM >= 0.12
     guided = structured.get("json") if isinstance(structured, dict) else request.get("guided_json")
     if isinstance(guided, str):

@@ -14,7 +14,7 @@ the backend's retries), :class:`LLMTruncatedError` (still cut after the larger b
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar, overload
 
 from pydantic import BaseModel
@@ -22,12 +22,14 @@ from pydantic import BaseModel
 from papergym.llm.cache import ResponseCache, cache_key, default_cache_dir
 from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.llm.context import Fitted, fit_prompt
+from papergym.llm.endpoints import EndpointRecord, read_records, records_path
 from papergym.llm.identity import backend_identity
 from papergym.llm.structured import (
     StructuredOutputError,
     json_schema_for,
     parse_structured,
     repair_message,
+    split_reasoning,
 )
 from papergym.llm.types import (
     Completion,
@@ -60,15 +62,28 @@ class Backend(Protocol):
     async def close(self) -> None: ...
 
 
-def make_backend(config: BackendConfig) -> Backend:
-    """The backend for one config; imported lazily so unused backends cost nothing."""
+def make_backend(
+    config: BackendConfig, records: Mapping[str, EndpointRecord] | None = None
+) -> Backend:
+    """The backend for one config; imported lazily so unused backends cost nothing.
+    ``records``: what ``llm-check`` saved about endpoints (:mod:`papergym.llm.endpoints`)."""
     if config.backend == "hf":
         from papergym.llm.hf_backend import HFBackend
 
         return HFBackend(config)
     from papergym.llm.openai_backend import OpenAIBackend
 
-    return OpenAIBackend(config)
+    return OpenAIBackend(config, records=records)
+
+
+def without_reasoning(completion: Completion) -> Completion:
+    """``completion`` with its ``<think>`` blocks taken out of the text and counted in its
+    usage (``reasoning_chars``): callers get the answer, the usage table the thinking."""
+    text, thought = split_reasoning(completion.text)
+    if not thought:
+        return completion
+    usage = completion.usage + Usage(reasoning_chars=thought)
+    return completion.model_copy(update={"text": text, "usage": usage})
 
 
 async def fit_for(
@@ -120,6 +135,8 @@ class LLMClient:
         )
         self._backends: dict[str, Backend] = {}
         self._identities: dict[str, dict[str, Any]] = {}
+        self.records_path = records_path(config.cache_dir or default_cache_dir())
+        self._records: dict[str, EndpointRecord] | None = None
 
     @classmethod
     def from_config(cls, config: LLMConfig) -> LLMClient:
@@ -134,7 +151,9 @@ class LLMClient:
         config = self.config.for_role(role)
         identity = config.model_dump_json()
         if identity not in self._backends:
-            self._backends[identity] = make_backend(config)
+            if self._records is None:
+                self._records = read_records(self.records_path)
+            self._backends[identity] = make_backend(config, self._records)
         return self._backends[identity]
 
     def identity(self, role: Role) -> dict[str, Any]:
@@ -267,7 +286,7 @@ class LLMClient:
                     raise
                 refitted = True
                 continue
-            completion = completion.model_copy(update={"prompt_cut": fitted.cut})
+            completion = without_reasoning(completion.model_copy(update={"prompt_cut": fitted.cut}))
             spent = spent + completion.usage
             self.tracker.record(
                 stage=stage,

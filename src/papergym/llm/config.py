@@ -27,11 +27,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from papergym.configload import read_yaml
 from papergym.environment import environ
 from papergym.errors import BadInputError
+from papergym.llm.servers import (
+    DEFAULT_RETRY_STATUSES,
+    LEGACY_MODES,
+    PRESETS,
+    ErrorBody,
+    Preset,
+    StructuredOutput,
+)
 from papergym.llm.types import ROLES, Role, SamplingParams
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -97,13 +112,16 @@ class BackendConfig(BaseModel):
         description="An answer cut by max_tokens is asked once more with max_tokens doubled, up "
         "to this ceiling, before it counts as truncated; at or below max_tokens, no retry.",
     )
-    structured_output: Literal["response_format", "structured_outputs", "guided_json", "none"] = (
-        Field(
-            default="response_format",
-            description="How the schema is sent: OpenAI response_format (vLLM, SGLang, Ollama, hosted "
-            "APIs), vLLM>=0.12 structured_outputs, older vLLM guided_json, or not at all (the answer "
-            "is validated locally either way).",
-        )
+    structured_output: StructuredOutput = Field(
+        default="auto",
+        description="How the schema is sent: auto (the best mode the endpoint takes: "
+        "json_schema, then json_object, ollama_format, structured_outputs, guided_json, none, "
+        "each asked again in the next when refused with HTTP 400/422, remembered per endpoint "
+        "for the process and from llm-check's record), json_schema (OpenAI response_format; "
+        "the old name response_format is read as this), json_object (response_format "
+        "json_object with a schema: llama.cpp, llama-cpp-python), ollama_format (the schema as "
+        "format), structured_outputs (vLLM>=0.12), guided_json (older vLLM), or none (prompt "
+        "only). The answer is validated locally either way.",
     )
     repair_attempts: int = Field(
         default=2,
@@ -140,10 +158,50 @@ class BackendConfig(BaseModel):
         "message), and the cut is counted in the usage.",
     )
 
+    # Added for real servers (issue 22): presets, retry statuses, error bodies, slow servers.
+    preset: Preset | None = Field(
+        default=None,
+        description="The server behind this backend (vllm, sglang, ollama, llamacpp, openai, "
+        "transformers): sets structured_output, retry_statuses and error_body to what it "
+        "supports (docs/llm.md has the table); a field given explicitly wins.",
+    )
+    retry_statuses: tuple[int, ...] = Field(
+        default=DEFAULT_RETRY_STATUSES,
+        description="HTTP statuses that are retried (with backoff); other 4xx/5xx fail at once.",
+    )
+    error_body: ErrorBody = Field(
+        default="auto",
+        description="Where the server's error bodies put the message shown in errors: openai "
+        "(error.message), vllm (message, as SGLang too), fastapi (detail: transformers serve), "
+        "or auto (any of them).",
+    )
+    tokens_per_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="The slowest generation speed (tokens per second per request) to wait for: "
+        "a request may take max(timeout, max_tokens / tokens_per_s) seconds, and deadline grows "
+        "by the same factor. Null: the speed measured at the endpoint in this process (or by "
+        "llm-check), with room for the server to be twice as slow; the timeout alone before any "
+        "measurement.",
+    )
+
     @field_validator("base_url", mode="before")
     @classmethod
     def _one_or_many(cls, value: object) -> object:
         return (value,) if isinstance(value, str) else value
+
+    @field_validator("structured_output", mode="before")
+    @classmethod
+    def _legacy_mode(cls, value: object) -> object:
+        return LEGACY_MODES.get(value, value) if isinstance(value, str) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_preset(cls, data: object) -> object:
+        """A preset's fields, under those given explicitly."""
+        if isinstance(data, dict) and isinstance(data.get("preset"), str):
+            return {**PRESETS.get(data["preset"], {}), **data}
+        return data
 
 
 class Price(BaseModel):
@@ -183,6 +241,28 @@ class LLMConfig(BaseModel):
         default=None, description="Folder of the response cache (null: ~/.cache/papergym)."
     )
 
+    preset: Preset | None = Field(
+        default=None,
+        description="The server behind every backend without its own preset (vllm, sglang, "
+        "ollama, llamacpp, openai, transformers): see default.preset.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset_for_each_backend(cls, data: object) -> object:
+        """``preset`` handed to every backend that names none (explicit fields still win)."""
+        if not isinstance(data, dict) or not isinstance(data.get("preset"), str):
+            return data
+        preset = data["preset"]
+        data = dict(data)
+        if data.get("default") is not None:
+            data["default"] = _with_preset(data["default"], preset)
+        if isinstance(data.get("roles"), dict):
+            data["roles"] = {
+                role: _with_preset(backend, preset) for role, backend in data["roles"].items()
+            }
+        return data
+
     def for_role(self, role: Role) -> BackendConfig:
         """The backend that answers ``role``; a missing one is a configuration error."""
         backend = self.roles.get(role, self.default)
@@ -193,6 +273,17 @@ class LLMConfig(BaseModel):
     @property
     def configured(self) -> bool:
         return self.default is not None or bool(self.roles)
+
+
+def _with_preset(backend: object, preset: str) -> object:
+    """``backend`` (a mapping or a config) with ``preset`` when it names none itself."""
+    if isinstance(backend, BackendConfig):
+        if "preset" in backend.model_fields_set:
+            return backend
+        return {**backend.model_dump(exclude_unset=True), "preset": preset}
+    if isinstance(backend, dict) and "preset" not in backend:
+        return {**backend, "preset": preset}
+    return backend
 
 
 NO_LLM_HINT = "pass --llm-config, or --base-url and --model, or set llm in the -c file"

@@ -133,7 +133,7 @@ def _unfittable(tokens: int, budget: int, context: int, how: str) -> LLMContextE
 # style proxies ("prompt is too long").
 _CONTEXT_ERROR = re.compile(
     r"maximum context length|context[ _]length[ _]exceeded|context_length_exceeded"
-    r"|exceeds? the (?:available )?context|exceed_context_size|context window"
+    r"|exceeds? the (?:available )?context|exceed_context_size|context window|context size"
     r"|prompt is too long|input is too long|too many (?:input )?tokens"
     r"|longer than the model'?s? (?:maximum )?context",
     re.IGNORECASE,

@@ -107,7 +107,7 @@ def backend_identity(config: BackendConfig) -> dict[str, Any]:
         "backend": config.backend,
         "model": config.model,
         "endpoints": sorted({normalise_endpoint(url) for url in endpoints}),
-        "structured_output": config.structured_output,
+        "structured_output": schema_mode_identity(config),
         "extra_body": config.extra_body,
     } | context
 
@@ -123,8 +123,19 @@ def identity_text(config: BackendConfig) -> str:
         words += [f"device={config.device}"] if config.device else []
         return " ".join(words)
     words = [f"{config.model}@{','.join(identity['endpoints'])}"]
-    if config.structured_output != "response_format":
+    if schema_mode_identity(config) != "response_format":
         words.append(f"structured_output={config.structured_output}")
     if config.extra_body:
         words.append(f"extra_body={json.dumps(config.extra_body, sort_keys=True)}")
     return " ".join(words)
+
+
+def schema_mode_identity(config: BackendConfig) -> str:
+    """How the schema is sent, as identities record it. ``json_schema`` keeps its old name
+    (``response_format``) so that caches and build folders made before the rename still match;
+    so does ``auto``, the new default: it sends ``response_format`` wherever the endpoint takes
+    it, and where it does not, the mode it falls back to is decided by the endpoint, which the
+    identity already names."""
+    if config.structured_output in ("auto", "json_schema"):
+        return "response_format"
+    return config.structured_output

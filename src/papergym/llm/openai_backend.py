@@ -11,7 +11,10 @@ Every failure of the endpoint ends, after the retries, in :class:`LLMTransportEr
 one-line reason: connection errors, timeouts, HTTP errors (4xx are not retried), and status-200
 bodies that are not a chat completion (an HTML page from a proxy, a cut-off body, no choices).
 One request may take ``timeout`` seconds; one call, all attempts and backoff included,
-``deadline`` seconds. Credentials in a base URL (``http://user:pass@host/v1``) are sent as HTTP
+``deadline`` seconds; both grow for answers that need longer at the endpoint's speed
+(:meth:`OpenAIBackend.time_bounds`). How the schema is sent, which statuses are retried and
+where error bodies hold their message follow the backend's settings (its ``preset``:
+:mod:`papergym.llm.servers`); an answer under another model's name is warned about once. Credentials in a base URL (``http://user:pass@host/v1``) are sent as HTTP
 Basic auth, as curl does, and never appear in a URL that is logged or reported; every key and
 password read is registered with :func:`papergym.redact.register_secret`, and every message
 raised here passes through :func:`papergym.redact.redact`.
@@ -23,7 +26,10 @@ import asyncio
 import base64
 import itertools
 import json
+import logging
+import statistics
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,12 +47,15 @@ from papergym.llm.context import (
     context_from_models,
     estimate_tokens,
 )
+from papergym.llm.endpoints import LEARNED_MODES, EndpointRecord, endpoint_key
 from papergym.llm.limits import RateLimiter, backoff_delay
-from papergym.llm.structured import (
-    guided_json_for,
-    response_format_for,
-    structured_outputs_for,
+from papergym.llm.servers import (
+    SchemaMode,
+    error_message,
+    next_mode,
+    schema_fields,
 )
+from papergym.llm.structured import response_format_for
 from papergym.llm.types import (
     Completion,
     LLMContextError,
@@ -57,7 +66,19 @@ from papergym.llm.types import (
 )
 from papergym.redact import redact, redact_url, register_secret
 
-_RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+logger = logging.getLogger(__name__)
+
+_MODE_REFUSED = frozenset({400, 422})
+"""Statuses with which servers refuse a request field they do not take (FastAPI: 422)."""
+
+SLOWDOWN_ALLOWED = 2.0
+"""How much slower than measured a request may run before it times out (load varies)."""
+
+MIN_TOKENS_TO_MEASURE = 8
+"""Answers shorter than this say more about the prompt's processing than the speed."""
+
+_WARNED_NAMES: set[str] = set()
+"""Endpoints already warned about for answering with another model's name (this process)."""
 
 
 # Connections per SDK client. One client's pool is scanned on every request, so its cost grows
@@ -71,10 +92,18 @@ class _Endpoint:
     url: str
     clients: list[openai.AsyncOpenAI]
     in_flight: asyncio.Semaphore
+    key: str = ""  # model@normalised url: what is learned about the endpoint is filed under it
+    speeds: deque[float] = field(default_factory=lambda: deque(maxlen=16))
+    answered_as: str | None = None
     turn: itertools.cycle[openai.AsyncOpenAI] = field(init=False)
 
     def __post_init__(self) -> None:
         self.turn = itertools.cycle(self.clients)
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        """The median speed of recent answers (tokens per second per request), if any."""
+        return statistics.median(self.speeds) if self.speeds else None
 
 
 @dataclass(frozen=True)
@@ -84,6 +113,7 @@ class _Failure:
     reason: str
     retryable: bool = True
     retry_after: float | None = None
+    mode_refused: bool = False  # a 400/422 that another structured-output mode may avoid
 
 
 class _BadAnswer(ValueError):
@@ -155,20 +185,34 @@ class OpenAIBackend:
 
     name = "openai"
 
-    def __init__(self, config: BackendConfig, *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        config: BackendConfig,
+        *,
+        env: Mapping[str, str] | None = None,
+        records: Mapping[str, EndpointRecord] | None = None,
+    ) -> None:
+        """``records``: what ``llm-check`` saved about endpoints (the mode ``auto`` starts at,
+        the speed request timeouts start from)."""
         self.config = config
         api_key = api_key_from_env(config, environ() if env is None else env)
         urls: Sequence[str | None] = config.base_url or (None,)
         self.endpoints = []
         for url in urls:
             plain, authorization = split_credentials(url) if url else (url, None)
-            self.endpoints.append(
-                _Endpoint(
-                    url=redact_url(url) if url else "https://api.openai.com/v1",
-                    clients=_clients(plain, api_key, config, authorization),
-                    in_flight=asyncio.Semaphore(config.max_concurrency),
-                )
+            shown = redact_url(url) if url else "https://api.openai.com/v1"
+            endpoint = _Endpoint(
+                url=shown,
+                clients=_clients(plain, api_key, config, authorization),
+                in_flight=asyncio.Semaphore(config.max_concurrency),
+                key=endpoint_key(config.model, plain or shown),
             )
+            record = (records or {}).get(endpoint.key)
+            if record is not None and record.tokens_per_s:
+                endpoint.speeds.append(record.tokens_per_s)
+            if record is not None and record.structured_output:
+                LEARNED_MODES.setdefault(endpoint.key, record.structured_output)
+            self.endpoints.append(endpoint)
         self._next = itertools.cycle(self.endpoints)
         self._rpm = RateLimiter(config.requests_per_minute) if config.requests_per_minute else None
         self._tpm = RateLimiter(config.tokens_per_minute) if config.tokens_per_minute else None
@@ -186,27 +230,46 @@ class OpenAIBackend:
         """``params.n`` completions of ``messages``; the call's usage is on the first one.
 
         Raises :class:`LLMTransportError` once the retries or the deadline are spent, or at
-        once on a client error (4xx other than 408/409/425/429).
+        once on a status not in ``retry_statuses``. Under ``structured_output: auto`` a request
+        refused with 400/422 for its schema field is first sent again in the next mode
+        (:data:`papergym.llm.servers.AUTO_ORDER`); the mode that works is remembered for the
+        endpoint, and a refusal that ``none`` gets too is reported as the first one was.
         """
-        request = self._request(messages, params, schema)
-        deadline = self.config.deadline
+        plain = self._request(messages, params)
+        request = plain
         # Seconds spent at the endpoint (attempts and backoff). Waiting for a free slot or
         # for the rate limit is not counted: a build queues thousands of calls on purpose.
         spent = 0.0
         attempt = 0
+        refused: tuple[_Failure, SchemaMode] | None = None  # the first mode refused, if any
         while True:
             attempt += 1
             endpoint = next(self._next)
+            mode = self.schema_mode(endpoint) if schema is not None else "none"
+            if schema is not None:  # extra_body last: it may override anything
+                request = {**plain, **schema_fields(mode, schema), **self.config.extra_body}
             await self._wait_for_rate(messages, params)
             async with endpoint.in_flight:
-                limit = self.config.timeout
+                limit, deadline = self.time_bounds(endpoint, params.max_tokens)
                 if deadline is not None:
                     limit = min(limit, deadline - spent)
                 started = time.monotonic()
                 outcome = await self._attempt(endpoint, request, limit)
-                spent += time.monotonic() - started
+                elapsed = time.monotonic() - started
+                spent += elapsed
             if not isinstance(outcome, _Failure):
+                self._learn(endpoint, outcome, elapsed)
                 return outcome
+            if outcome.mode_refused and self.config.structured_output == "auto" and schema:
+                fallback = next_mode(mode)
+                if fallback is not None:  # asked again at once in the next mode, no retry spent
+                    refused = refused or (outcome, mode)
+                    LEARNED_MODES[endpoint.key] = fallback
+                    attempt -= 1
+                    continue
+                if refused is not None:  # refused without a schema too: not about the mode
+                    LEARNED_MODES[endpoint.key] = refused[1]
+                    outcome = refused[0]
             if not outcome.retryable:
                 raise LLMTransportError(redact(f"{endpoint.url}: {outcome.reason}"))
             delay = backoff_delay(
@@ -235,18 +298,24 @@ class OpenAIBackend:
             # share of client CPU at scale) and bytes keep the SDK from parsing the body.
             async with asyncio.timeout(limit):
                 body = await next(endpoint.turn).post(
-                    "/chat/completions", body=request, cast_to=bytes
+                    "/chat/completions",
+                    body=request,
+                    cast_to=bytes,
+                    options={"timeout": limit + 1.0},  # httpx's own bound must not come first
                 )
         except TimeoutError:
             return _Failure(f"no complete answer within {limit:.1f} s")
         except openai.APIStatusError as error:
-            too_long = context_error(error.status_code, redact(str(error))[:2000])
-            if too_long is not None:  # not transient: the same request fails the same way
+            message = error_message(error.response.text, self.config.error_body)
+            status = error.status_code
+            too_long = context_error(status, redact(message or str(error))[:2000])
+            if too_long is not None:  # not transient, and no other schema mode would fit it
                 raise too_long from None
             return _Failure(
-                f"HTTP {error.status_code}: {_short(error)}",
-                retryable=error.status_code in _RETRYABLE_STATUS,
+                f"HTTP {status}: {redact(message)[:200] if message else _short(error)}",
+                retryable=status in self.config.retry_statuses,
                 retry_after=_retry_after(error),
+                mode_refused=status in _MODE_REFUSED,
             )
         except openai.APIConnectionError as error:  # APITimeoutError is one
             return _Failure(_short(error))
@@ -255,9 +324,49 @@ class OpenAIBackend:
         except _BadAnswer as error:
             return _Failure(f"status 200 but {error}")
 
-    def _request(
-        self, messages: Sequence[Message], params: SamplingParams, schema: type[BaseModel] | None
-    ) -> dict[str, Any]:
+    def schema_mode(self, endpoint: _Endpoint) -> SchemaMode:
+        """The structured-output mode sent to ``endpoint`` now: the configured one, or under
+        ``auto`` the best one not yet refused there (json_schema before anything is known)."""
+        if self.config.structured_output != "auto":
+            return self.config.structured_output
+        return LEARNED_MODES.get(endpoint.key, "json_schema")
+
+    def time_bounds(self, endpoint: _Endpoint, max_tokens: int) -> tuple[float, float | None]:
+        """(seconds one request may take, seconds one call may take) for answers of up to
+        ``max_tokens`` tokens: ``timeout`` and ``deadline``, both scaled up when the answer
+        needs longer at ``tokens_per_s`` (or at half the speed measured at ``endpoint``)."""
+        speed = self.config.tokens_per_s
+        if speed is None and endpoint.tokens_per_s:
+            speed = endpoint.tokens_per_s / SLOWDOWN_ALLOWED
+        needed = max_tokens / speed if speed else 0.0
+        scale = max(1.0, needed / self.config.timeout)
+        deadline = self.config.deadline
+        return self.config.timeout * scale, None if deadline is None else deadline * scale
+
+    def answered_as(self) -> dict[str, str]:
+        """Endpoint → the model name its answers carried, where not the one asked for."""
+        return {e.url: e.answered_as for e in self.endpoints if e.answered_as}
+
+    def _learn(self, endpoint: _Endpoint, completions: list[Completion], elapsed: float) -> None:
+        """What an answer tells about the endpoint: its speed, and the model answering."""
+        tokens = completions[0].usage.completion_tokens if completions else 0
+        if tokens >= MIN_TOKENS_TO_MEASURE and elapsed > 0:
+            endpoint.speeds.append(tokens / elapsed)
+        name = completions[0].model if completions else ""
+        if not name or same_model(self.config.model, name):
+            return
+        endpoint.answered_as = name
+        if endpoint.key not in _WARNED_NAMES:  # once per endpoint and process
+            _WARNED_NAMES.add(endpoint.key)
+            logger.warning(
+                redact(
+                    f"{endpoint.url}: asked for model {self.config.model!r}, the answer says "
+                    f"{name!r}: another model may be answering"
+                )
+            )
+
+    def _request(self, messages: Sequence[Message], params: SamplingParams) -> dict[str, Any]:
+        """The request without a schema (added per attempt: the mode depends on the endpoint)."""
         request: dict[str, Any] = {
             "model": self.config.model,
             "messages": [m.model_dump() for m in messages],
@@ -271,12 +380,6 @@ class OpenAIBackend:
             request["seed"] = params.seed
         if params.stop:
             request["stop"] = list(params.stop)
-        if schema is not None and self.config.structured_output == "response_format":
-            request["response_format"] = response_format_for(schema)
-        elif schema is not None and self.config.structured_output == "guided_json":
-            request.update(guided_json_for(schema))
-        elif schema is not None and self.config.structured_output == "structured_outputs":
-            request.update(structured_outputs_for(schema))
         request.update(self.config.extra_body)  # server-specific fields go in the body itself
         return request
 
@@ -305,8 +408,7 @@ class OpenAIBackend:
         self, messages: Sequence[Message], schema: type[BaseModel] | None
     ) -> int:
         """The prompt's tokens, estimated (no tokenizer here): see :mod:`papergym.llm.context`."""
-        extra = len(json.dumps(response_format_for(schema))) if schema is not None else 0
-        return estimate_tokens(messages, extra, self._chars_per_token)
+        return estimate_tokens(messages, _schema_chars(schema), self._chars_per_token)
 
     counted = "estimate"
 
@@ -319,8 +421,7 @@ class OpenAIBackend:
         if error.context_tokens and error.context_tokens != self._context:
             self._context, learned = error.context_tokens, True
         if error.prompt_tokens and self._context:
-            extra = len(json.dumps(response_format_for(schema))) if schema is not None else 0
-            estimated = estimate_tokens(messages, extra, self._chars_per_token)
+            estimated = estimate_tokens(messages, _schema_chars(schema), self._chars_per_token)
             if error.prompt_tokens > estimated:  # denser text than the estimate assumed
                 self._chars_per_token *= 0.95 * estimated / error.prompt_tokens
                 learned = True
@@ -351,6 +452,12 @@ class OpenAIBackend:
                 await client.close()
 
 
+def same_model(asked: str, answered: str) -> bool:
+    """Whether ``answered`` names the model ``asked`` for: equal, or with the suffix a server
+    adds to the same model (Ollama's ``:latest`` tag, ``transformers serve``'s ``@main``)."""
+    return answered in (asked, f"{asked}:latest", f"{asked}@main")
+
+
 def _completions(body: bytes) -> list[Completion]:
     """The completions in a status-200 body; :class:`_BadAnswer` when it holds none."""
     try:
@@ -369,11 +476,15 @@ def _completions(body: bytes) -> list[Completion]:
         if not isinstance(message, dict) or not isinstance(content, str | None):
             raise _BadAnswer(f"choice {index} holds no message: {_excerpt(body)}")
         finish_reason = choice.get("finish_reason")
+        # Reasoning servers (vLLM, SGLang: reasoning_content; Ollama, newer vLLM: reasoning)
+        # keep the model's thinking apart from the answer: counted, never parsed.
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
+        thought = Usage(reasoning_chars=len(reasoning) if isinstance(reasoning, str) else 0)
         completions.append(
             Completion(
                 text=content or "",
                 finish_reason=finish_reason if isinstance(finish_reason, str) else None,
-                usage=usage if index == 0 else Usage(),
+                usage=(usage if index == 0 else Usage()) + thought,
                 model=model if isinstance(model, str) else "",
             )
         )
@@ -424,3 +535,8 @@ def _short(error: Exception) -> str:
     """The first line of ``error``'s message, bounded, secrets masked."""
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
     return redact(text)[:200]
+
+
+def _schema_chars(schema: type[BaseModel] | None) -> int:
+    """The characters a schema adds to a request, whichever mode carries it (an estimate)."""
+    return len(json.dumps(response_format_for(schema))) if schema is not None else 0

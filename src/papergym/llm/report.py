@@ -4,11 +4,27 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from papergym.llm.types import Usage
 from papergym.llm.usage import UsageTracker
 
 
 def _cost(value: float | None) -> str:
     return "unpriced" if value is None else f"${value:,.4f}"
+
+
+def _reasoned(usage: Usage) -> bool:
+    return bool(usage.reasoning_tokens or usage.reasoning_chars)
+
+
+def _reasoning(usage: Usage) -> str:
+    """Reasoning tokens where the server counted them (they are part of tokens out), and the
+    characters of reasoning kept out of the answers."""
+    parts = []
+    if usage.reasoning_tokens:
+        parts.append(f"{usage.reasoning_tokens:,} tok")
+    if usage.reasoning_chars:
+        parts.append(f"{usage.reasoning_chars:,} chars")
+    return " / ".join(parts) or "0"
 
 
 def usage_table(tracker: UsageTracker, *, per: tuple[str, int] | None = None) -> Table:
@@ -20,7 +36,10 @@ def usage_table(tracker: UsageTracker, *, per: tuple[str, int] | None = None) ->
     table = Table(title="LLM usage", title_justify="left")
     for column in ("stage", "role", "model"):
         table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
-    for column in ("calls", "cache hits", "tokens in", "tokens out", "cost"):
+    # Reasoning is shown only where a model reasoned, so other tables keep their columns.
+    reasoned = any(_reasoned(row.usage) for row in tracker.rows.values())
+    columns = ("calls", "cache hits", "tokens in", "tokens out")
+    for column in (*columns, "reasoning", "cost") if reasoned else (*columns, "cost"):
         table.add_column(column, justify="right", no_wrap=True)
     for (stage, role, model), row in sorted(tracker.rows.items()):
         table.add_row(
@@ -31,6 +50,7 @@ def usage_table(tracker: UsageTracker, *, per: tuple[str, int] | None = None) ->
             f"{row.cache_hits:,}",
             f"{row.usage.prompt_tokens:,}",
             f"{row.usage.completion_tokens:,}",
+            *([_reasoning(row.usage)] if reasoned else []),
             _cost(row.cost),
         )
     rows = tracker.rows.values()
@@ -40,6 +60,7 @@ def usage_table(tracker: UsageTracker, *, per: tuple[str, int] | None = None) ->
     tokens_out = sum(r.usage.completion_tokens for r in rows)
     total_cost = tracker.total_cost
     unpriced = " + unpriced" if tracker.unpriced_models and total_cost is not None else ""
+    reasoning = sum((r.usage for r in rows), Usage())
     table.add_section()
     table.add_row(
         "total",
@@ -49,6 +70,7 @@ def usage_table(tracker: UsageTracker, *, per: tuple[str, int] | None = None) ->
         f"{hits:,}",
         f"{tokens_in:,}",
         f"{tokens_out:,}",
+        *([_reasoning(reasoning)] if reasoned else []),
         _cost(total_cost) + unpriced,
     )
     if tracker.prompts_cut:  # said only when it happened: reports must say what was cut
@@ -68,6 +90,7 @@ def usage_table(tracker: UsageTracker, *, per: tuple[str, int] | None = None) ->
             f"{hits / count:,.1f}",
             f"{tokens_in / count:,.0f}",
             f"{tokens_out / count:,.0f}",
+            *([""] if reasoned else []),
             _cost(cost_each) + unpriced,
         )
     return table

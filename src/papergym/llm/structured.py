@@ -81,6 +81,15 @@ def strip_reasoning(text: str) -> str:
     return "".join(kept).strip()
 
 
+def split_reasoning(text: str) -> tuple[str, int]:
+    """``text`` without its reasoning blocks (as :func:`strip_reasoning`), and how many
+    characters of reasoning went; a text without a reasoning tag comes back unchanged."""
+    if not _REASONING_TAG.search(text):
+        return text, 0
+    answer = strip_reasoning(text)
+    return answer, len(text.strip()) - len(answer)
+
+
 _FENCE = re.compile(
     r"```[ \t]*(?:[A-Za-z][\w+.-]*[ \t]*(?:\r?\n|(?=[\[{]))|\r?\n)?"  # opening, language
     r"(.*?)"

@@ -48,6 +48,7 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     cached_tokens: int = 0
     reasoning_tokens: int = 0
+    reasoning_chars: int = 0  # thinking kept out of the answer (server fields, <think> blocks)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -55,6 +56,7 @@ class Usage(BaseModel):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            reasoning_chars=self.reasoning_chars + other.reasoning_chars,
         )
 
 
