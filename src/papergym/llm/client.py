@@ -215,31 +215,8 @@ class LLMClient:
             sample_index=sample_index,
         )
         stage = stage or role
-        if self.cache is not None and (hit := await self.cache.aget(key)) is not None:
-            try:
-                parsed = parse_structured(hit.text, schema) if schema else None
-            except StructuredOutputError:
-                # Written by a version that checked less strictly: ask again, and let the
-                # valid answer replace it.
-                hit = None
-            if hit is not None:
-                self.tracker.record(
-                    stage=stage,
-                    role=role,
-                    model=backend.model,
-                    usage=hit.usage,
-                    cached=True,
-                    cut=hit.prompt_cut,
-                )
-                return LLMResult(
-                    text=hit.text,
-                    parsed=parsed,
-                    finish_reason=hit.finish_reason,
-                    cached=True,
-                    model=hit.model,
-                    role=role,
-                    prompt_cut=hit.prompt_cut,
-                )
+        if (hit := await self._cached(key, role, backend.model, schema, stage)) is not None:
+            return hit
         completion, parsed, attempts, usage = await self._answer(
             role, backend, messages, params, schema, stage
         )
@@ -256,6 +233,55 @@ class LLMClient:
             prompt_cut=completion.prompt_cut,
         )
 
+    async def _cached(
+        self, key: str, role: Role, model: str, schema: type[T] | None, stage: str
+    ) -> LLMResult[T] | None:
+        """The cached answer of ``key``, recorded as such; None when there is none, or when it
+        no longer parses (written by a version that checked less strictly: asked again, and the
+        valid answer replaces it)."""
+        if self.cache is None or (hit := await self.cache.aget(key)) is None:
+            return None
+        try:
+            parsed = parse_structured(hit.text, schema) if schema else None
+        except StructuredOutputError:
+            return None
+        self.tracker.record(
+            stage=stage, role=role, model=model, usage=hit.usage, cached=True, cut=hit.prompt_cut
+        )
+        return LLMResult(
+            text=hit.text,
+            parsed=parsed,
+            finish_reason=hit.finish_reason,
+            cached=True,
+            model=hit.model,
+            role=role,
+            prompt_cut=hit.prompt_cut,
+        )
+
+    async def _complete_fitted(
+        self,
+        backend: Backend,
+        conversation: Sequence[Message],
+        params: SamplingParams,
+        schema: type[BaseModel] | None,
+    ) -> Completion:
+        """One completion of ``conversation`` fitted to the backend's context, its reasoning
+        taken out; once more, cut to what the server's error states, when its count beat ours."""
+        refitted = False
+        while True:
+            self.tracker.check_budget()
+            fitted = await fit_for(backend, conversation, params, schema)
+            sent = params.model_copy(update={"max_tokens": fitted.max_tokens})
+            try:
+                completion = (await backend.complete(fitted.messages, sent, schema))[0]
+            except LLMContextError as error:
+                learn = getattr(backend, "learn_context", None)
+                if refitted or learn is None or not learn(error, fitted.messages, schema):
+                    raise
+                refitted = True
+                continue
+            return without_reasoning(completion.model_copy(update={"prompt_cut": fitted.cut}))
+
     async def _answer(
         self,
         role: Role,
@@ -271,22 +297,10 @@ class LLMClient:
         config = self.config.for_role(role)
         repairs = config.repair_attempts
         attempt = 0
-        enlarged = refitted = False
+        enlarged = False
         while True:
             attempt += 1
-            self.tracker.check_budget()
-            fitted = await fit_for(backend, conversation, params, schema)
-            sent = params.model_copy(update={"max_tokens": fitted.max_tokens})
-            try:
-                completion = (await backend.complete(fitted.messages, sent, schema))[0]
-            except LLMContextError as error:
-                # The server's count beat ours: fit once more with what its error stated.
-                learn = getattr(backend, "learn_context", None)
-                if refitted or learn is None or not learn(error, fitted.messages, schema):
-                    raise
-                refitted = True
-                continue
-            completion = without_reasoning(completion.model_copy(update={"prompt_cut": fitted.cut}))
+            completion = await self._complete_fitted(backend, conversation, params, schema)
             spent = spent + completion.usage
             self.tracker.record(
                 stage=stage,
@@ -294,7 +308,7 @@ class LLMClient:
                 model=backend.model,
                 usage=completion.usage,
                 cached=False,
-                cut=fitted.cut,
+                cut=completion.prompt_cut,
             )
             if completion.finish_reason == "length":
                 larger = min(params.max_tokens * 2, config.max_tokens_ceiling)

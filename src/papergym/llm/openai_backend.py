@@ -278,12 +278,7 @@ class OpenAIBackend:
             out_of_time = deadline is not None and spent + delay >= deadline
             if attempt > self.config.max_retries or out_of_time:
                 bound = f" (deadline {deadline:g} s)" if out_of_time else ""
-                raise LLMTransportError(
-                    redact(
-                        f"{endpoint.url}: gave up after {attempt} attempt"
-                        f"{'s' if attempt != 1 else ''} in {spent:.1f} s{bound}: {outcome.reason}"
-                    )
-                )
+                raise _gave_up(endpoint.url, attempt, f"{spent:.1f} s{bound}", outcome.reason)
             await asyncio.sleep(delay)
             spent += delay
 
@@ -540,3 +535,10 @@ def _short(error: Exception) -> str:
 def _schema_chars(schema: type[BaseModel] | None) -> int:
     """The characters a schema adds to a request, whichever mode carries it (an estimate)."""
     return len(json.dumps(response_format_for(schema))) if schema is not None else 0
+
+
+def _gave_up(url: str, attempts: int, spent: str, reason: str) -> LLMTransportError:
+    plural = "s" if attempts != 1 else ""
+    return LLMTransportError(
+        redact(f"{url}: gave up after {attempts} attempt{plural} in {spent}: {reason}")
+    )

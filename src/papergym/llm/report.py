@@ -33,45 +33,21 @@ def usage_table(tracker: UsageTracker, *, per: tuple[str, int] | None = None) ->
     ``per=("instance", 120)`` adds the total divided by 120 as a "per instance" row: the
     number users budget with.
     """
-    table = Table(title="LLM usage", title_justify="left")
-    for column in ("stage", "role", "model"):
-        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
     # Reasoning is shown only where a model reasoned, so other tables keep their columns.
     reasoned = any(_reasoned(row.usage) for row in tracker.rows.values())
-    columns = ("calls", "cache hits", "tokens in", "tokens out")
-    for column in (*columns, "reasoning", "cost") if reasoned else (*columns, "cost"):
-        table.add_column(column, justify="right", no_wrap=True)
+    table = _usage_columns(reasoned)
     for (stage, role, model), row in sorted(tracker.rows.items()):
-        table.add_row(
-            stage,
-            role,
-            model,
-            f"{row.calls:,}",
-            f"{row.cache_hits:,}",
-            f"{row.usage.prompt_tokens:,}",
-            f"{row.usage.completion_tokens:,}",
-            *([_reasoning(row.usage)] if reasoned else []),
-            _cost(row.cost),
-        )
+        cells = _cells(row.calls, row.cache_hits, row.usage, reasoned)
+        table.add_row(stage, role, model, *cells, _cost(row.cost))
     rows = tracker.rows.values()
     calls = sum(r.calls for r in rows)
     hits = sum(r.cache_hits for r in rows)
-    tokens_in = sum(r.usage.prompt_tokens for r in rows)
-    tokens_out = sum(r.usage.completion_tokens for r in rows)
+    usage = sum((r.usage for r in rows), Usage())
     total_cost = tracker.total_cost
     unpriced = " + unpriced" if tracker.unpriced_models and total_cost is not None else ""
-    reasoning = sum((r.usage for r in rows), Usage())
     table.add_section()
     table.add_row(
-        "total",
-        "",
-        "",
-        f"{calls:,}",
-        f"{hits:,}",
-        f"{tokens_in:,}",
-        f"{tokens_out:,}",
-        *([_reasoning(reasoning)] if reasoned else []),
-        _cost(total_cost) + unpriced,
+        "total", "", "", *_cells(calls, hits, usage, reasoned), _cost(total_cost) + unpriced
     )
     if tracker.prompts_cut:  # said only when it happened: reports must say what was cut
         cut_tokens = sum(r.tokens_cut for r in rows)
@@ -88,9 +64,25 @@ def usage_table(tracker: UsageTracker, *, per: tuple[str, int] | None = None) ->
             "",
             f"{calls / count:,.1f}",
             f"{hits / count:,.1f}",
-            f"{tokens_in / count:,.0f}",
-            f"{tokens_out / count:,.0f}",
+            f"{usage.prompt_tokens / count:,.0f}",
+            f"{usage.completion_tokens / count:,.0f}",
             *([""] if reasoned else []),
             _cost(cost_each) + unpriced,
         )
     return table
+
+
+def _usage_columns(reasoned: bool) -> Table:
+    table = Table(title="LLM usage", title_justify="left")
+    for column in ("stage", "role", "model"):
+        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
+    columns = ("calls", "cache hits", "tokens in", "tokens out")
+    for column in (*columns, "reasoning", "cost") if reasoned else (*columns, "cost"):
+        table.add_column(column, justify="right", no_wrap=True)
+    return table
+
+
+def _cells(calls: int, hits: int, usage: Usage, reasoned: bool) -> list[str]:
+    """A row's counts: calls, cache hits, tokens in and out (and reasoning where shown)."""
+    counts = [f"{calls:,}", f"{hits:,}", f"{usage.prompt_tokens:,}", f"{usage.completion_tokens:,}"]
+    return counts + ([_reasoning(usage)] if reasoned else [])
