@@ -147,6 +147,7 @@ class ContextServer(ThreadingHTTPServer):
         self.message = message
         self.requests: list[dict[str, Any]] = []
         self.refused = 0
+        self.model_lists = 0  # GET /v1/models asked
 
     @property
     def base_url(self) -> str:
@@ -172,6 +173,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:
+        self.server.model_lists += 1
         entry: dict[str, Any] = {"id": "m", "object": "model"}
         if self.server.listed:
             entry["max_model_len"] = self.server.context
@@ -258,3 +260,15 @@ def test_a_context_error_that_says_nothing_more_is_not_retried(serve: Any, tmp_p
     with pytest.raises(LLMContextError, match=r"context length exceeded \(HTTP 400\)"):
         call(server, long_prompt(40_000), tmp_path)
     assert len(server.requests) == 1  # not asked again as if it were transient
+
+
+def test_a_short_prompt_is_sent_without_asking_the_model_list(serve: Any, tmp_path: Path) -> None:
+    # Asking costs a request (and kills transformers serve 5.10 without an HF cache folder):
+    # a prompt and answer within the smallest context any chat model is served with need none.
+    server = serve(2048, listed=True, chars_per_token=4.0)
+    result, _ = call(
+        server, [Message(role="user", content="What is the capital of France?")], tmp_path
+    )
+    assert result.text.startswith("read") and server.model_lists == 0
+    call(server, long_prompt(40_000), tmp_path / "long")
+    assert server.model_lists == 1

@@ -96,13 +96,16 @@ async def fit_for(
     when the backend cannot tell its context length."""
     limit = getattr(backend, "context_limit", None)
     count = getattr(backend, "count_prompt", None)
-    context = await limit() if limit is not None else None
-    if context is None or count is None:
+    if limit is None or count is None:
         return Fitted(list(messages), 0, params.max_tokens, None)
 
     async def counted(candidate: Sequence[Message]) -> int:
         tokens: int = await count(candidate, schema)
         return tokens
+
+    context = await limit(await counted(messages) + params.max_tokens)
+    if context is None:
+        return Fitted(list(messages), 0, params.max_tokens, None)
 
     fitted = await fit_prompt(
         messages,

@@ -33,6 +33,11 @@ TOKENS_PER_MESSAGE = 4
 MARKER_TOKENS = 24
 """Tokens the cut's marker may take (a rough upper bound; the count after the cut checks)."""
 MIN_KEPT_CHARS = 200
+SMALLEST_SERVED_CONTEXT = 2048
+"""Tokens every chat model we know of is served with at least: a prompt and answer that fit in
+them are sent without asking the server for its context length. Asking costs a request, and
+``transformers serve`` 5.10 without a Hugging Face cache folder dies of it (its ``/v1/models``
+scans that folder and the error stops the server)."""
 """A cut message keeps at least this much, or the prompt is refused as unfittable."""
 
 Counter = Callable[[Sequence[Message]], Awaitable[int]]

@@ -124,10 +124,11 @@ class HFBackend:
         """Load the model now, so a wrong path fails before any work starts."""
         await self.load()
 
-    async def context_limit(self) -> int | None:
+    async def context_limit(self, needed: int = 0) -> int | None:
         """The model's context length: ``context_tokens`` when set, else a GGUF file's
         metadata (read without loading), else the loaded model's ``max_position_embeddings``,
-        else its tokenizer's ``model_max_length`` (when it is a real bound)."""
+        else its tokenizer's ``model_max_length`` (when it is a real bound). Known locally, so
+        asked whatever the prompt's size (``needed``)."""
         if self.config.context_tokens:
             return self.config.context_tokens
         path = local_gguf_path(self.config.model, self.config.gguf_file)

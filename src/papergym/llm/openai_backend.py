@@ -43,6 +43,7 @@ from papergym.errors import BadInputError
 from papergym.llm.config import BackendConfig
 from papergym.llm.context import (
     CHARS_PER_TOKEN,
+    SMALLEST_SERVED_CONTEXT,
     context_error,
     context_from_models,
     estimate_tokens,
@@ -385,11 +386,12 @@ class OpenAIBackend:
             estimate = sum(len(m.content) for m in messages) / 4 + params.max_tokens * params.n
             await self._tpm.acquire(estimate)
 
-    async def context_limit(self) -> int | None:
+    async def context_limit(self, needed: int = SMALLEST_SERVED_CONTEXT + 1) -> int | None:
         """The model's context length: ``context_tokens`` when set, else what the first
-        endpoint's ``/v1/models`` states for the model (asked once), else one a context error
-        stated; ``None`` when unknown."""
-        if not self._context_asked:
+        endpoint's ``/v1/models`` states for the model (asked once, and only once a prompt
+        and its answer, ``needed`` tokens, could exceed :data:`SMALLEST_SERVED_CONTEXT`), else
+        one a context error stated; ``None`` when unknown."""
+        if not self._context_asked and needed > SMALLEST_SERVED_CONTEXT:
             self._context_asked = True
             try:
                 async with asyncio.timeout(min(self.config.timeout, 15.0)):
