@@ -129,7 +129,6 @@ def identity_text(config: BackendConfig) -> str:
         words += [f"gguf_file={config.gguf_file}"] if config.gguf_file else []
         words += [f"dtype={config.dtype}"] if config.dtype != "auto" else []
         words += [f"device={config.device}"] if config.device else []
-        words += [f"structured_output={CONSTRAINED}"] if constrained_decoding(config) else []
         return " ".join(words)
     words = [f"{config.model}@{','.join(identity['endpoints'])}"]
     if schema_mode_identity(config) != "response_format":
