@@ -24,8 +24,10 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from papergym.cli import app
+from papergym.llm.check import EchoCheck
 from papergym.llm.client import LLMClient, fit_for
 from papergym.llm.config import BackendConfig, LLMConfig
+from papergym.llm.grammar import HOW_TO_TURN_ON, grammar_library_installed
 from papergym.llm.hf_backend import HFBackend
 from papergym.llm.prepare import MARKER, prepare_gguf_folder
 from papergym.llm.types import (
@@ -102,7 +104,43 @@ def test_smollm2_answers_a_plain_and_a_structured_call_in_process(
     config = BackendConfig(
         backend="hf", model=str(prepared), device="cpu", repair_attempts=0, max_tokens_ceiling=32
     )
-    check_answers(*both_calls(config, tmp_path, structured_tokens=32))
+    plain, structured = both_calls(config, tmp_path, structured_tokens=32)
+    check_answers(plain, structured)
+    if grammar_library_installed():  # decoded under the schema's grammar: valid, first time
+        assert isinstance(structured.parsed, Capital), structured
+        assert structured.parsed.capital == "Paris" and structured.attempts == 1
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not grammar_library_installed(), reason=f"needs {HOW_TO_TURN_ON}")
+def test_smollm2s_structured_answer_is_valid_under_its_grammar(
+    prepared: Path, tmp_path: Path
+) -> None:
+    """llm-check's structured call, which SmolLM2 fails with the schema in the prompt alone (it
+    writes the schema back), is answered with a valid object on the first attempt."""
+    config = BackendConfig(
+        backend="hf", model=str(prepared), device="cpu", repair_attempts=0, max_tokens_ceiling=128
+    )
+    ask = [
+        Message(
+            role="user",
+            content="Return JSON with ok=true, words = the three words of 'plan the experiment' "
+            "as a list, and language = 'English'.",
+        )
+    ]
+    client = LLMClient(LLMConfig(default=config))
+
+    async def run() -> LLMResult[EchoCheck]:
+        try:
+            return await client.call(
+                "judge", ask, schema=EchoCheck, params=SamplingParams(max_tokens=128)
+            )
+        finally:
+            await client.aclose()
+
+    result = asyncio.run(run())
+    assert isinstance(result.parsed, EchoCheck) and result.attempts == 1
+    assert result.text.startswith("{") and result.finish_reason == "stop"
 
 
 def test_smollm2s_own_context_limit_fits_a_long_prompt(prepared: Path) -> None:

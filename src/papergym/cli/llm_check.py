@@ -66,6 +66,8 @@ def llm_check(
     if results and not answered and not json_output:
         for failed in results:  # nothing answered: one line per backend says why, no table
             stderr.print(f"error: {failed.failure_line()}", markup=False, soft_wrap=True)
+            for note in failed.notes:
+                stderr.print(f"note: {note}", markup=False, soft_wrap=True)
         raise typer.Exit(2)
     if json_output:
         payload = {
@@ -123,6 +125,7 @@ def _notes(results: list[BackendCheck], saved: str) -> list[str]:
         for r in results
         for endpoint, name in r.answered_as.items()
     ]
+    lines += [f"note: {note}" for r in results for note in r.notes]
     if any(r.backend == "openai" and (r.ok or r.tokens_per_s is not None) for r in results):
         lines.append(f"schema mode, speed and concurrency saved in {saved} for later runs")
     return lines

@@ -27,6 +27,8 @@ from pydantic import BaseModel
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.llm.endpoints import EndpointRecord, endpoint_key, write_records
+from papergym.llm.grammar import off_reason
+from papergym.llm.grammar import schema_mode as hf_schema_mode
 from papergym.llm.types import ROLES, LLMError, LLMTransportError, Message, Role, SamplingParams
 from papergym.llm.usage import UsageTracker
 from papergym.redact import redact, redact_url
@@ -87,6 +89,7 @@ class BackendCheck:
     recommended_concurrency: int | None = None
     answered_as: dict[str, str] = field(default_factory=dict)  # endpoint → another model's name
     speed_error: str = ""  # why the speed could not be measured (the check still passes)
+    notes: list[str] = field(default_factory=list)  # said under the table (hf: decoding)
 
     @property
     def ok(self) -> bool:
@@ -138,6 +141,8 @@ async def check_backends(
             if answered:  # the speed is worth knowing even when the structured call failed
                 await _measure_speed(client, served[0], check)
                 _describe_backend(client, served[0], check)
+            if (why := off_reason(backend)) is not None:
+                check.notes.append(f"{backend.model}: {why}")
             check.seconds = time.perf_counter() - start
             results.append(check)
         if record:
@@ -193,8 +198,8 @@ def _describe_backend(client: LLMClient, role: Role, check: BackendCheck) -> Non
     endpoints = getattr(backend, "endpoints", [])
     if schema_mode is not None and endpoints:
         check.structured_output = schema_mode(endpoints[0])
-    else:  # a local model: the schema goes in the prompt, the answer is validated here
-        check.structured_output = "none"
+    else:  # a local model: constrained by the schema's grammar, or the schema in the prompt
+        check.structured_output = hf_schema_mode(client.config.for_role(role))
     answered_as = getattr(backend, "answered_as", None)
     if answered_as is not None:
         check.answered_as = answered_as()

@@ -121,7 +121,9 @@ class BackendConfig(BaseModel):
         "the old name response_format is read as this), json_object (response_format "
         "json_object with a schema: llama.cpp, llama-cpp-python), ollama_format (the schema as "
         "format), structured_outputs (vLLM>=0.12), guided_json (older vLLM), or none (prompt "
-        "only). The answer is validated locally either way.",
+        "only). The answer is validated locally either way. hf backend: none puts the schema "
+        "in the prompt only; any other mode also enforces it while decoding (constrained "
+        "decoding, needs xgrammar: pip install 'papergym[grammar]'; without it, prompt only).",
     )
     repair_attempts: int = Field(
         default=2,

@@ -6,8 +6,10 @@ calls are collected for a few milliseconds and answered by one left-padded ``gen
 per group of identical generation settings, because a batch of rows costs about as much as one
 row on a GPU. Only one ``generate`` runs at a time.
 
-Local models get no constrained decoding here: a schema becomes an instruction in the prompt
-(with the compact JSON schema), and the client's validation and repair prompts do the rest.
+A schema becomes an instruction in the prompt (with the compact JSON schema). With xgrammar
+installed and ``structured_output`` not ``none``, it is also enforced while decoding, one grammar
+per row of a batch (:mod:`papergym.llm.grammar`); either way the client validates the answer and
+repairs it when it must.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from papergym.llm.gguf import (
     refuse_if_too_big,
     weights_bytes,
 )
+from papergym.llm.grammar import RowGrammars, SchemaGrammars, constrained_decoding
 from papergym.llm.structured import json_schema_for
 from papergym.llm.types import Completion, LLMError, Message, SamplingParams, Usage
 
@@ -86,9 +89,10 @@ class _Request:
     settings: GenerationSettings
     future: asyncio.Future[list[Completion]]
     arrived: float
+    grammar: Any = None  # the compiled grammar its answer must follow (None: unconstrained)
 
 
-RunBatch = Callable[[list[list[int]], GenerationSettings], list[list[Completion]]]
+RunBatch = Callable[[list[list[int]], list[Any], GenerationSettings], list[list[Completion]]]
 
 
 class HFBackend:
@@ -102,6 +106,9 @@ class HFBackend:
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()
         self._batcher: _Batcher | None = None
+        self._grammars: SchemaGrammars | None = None
+        self.constrained = constrained_decoding(config)
+        """Whether structured answers are decoded under their schema's grammar."""
 
     @property
     def model(self) -> str:
@@ -114,7 +121,12 @@ class HFBackend:
         loaded = await self.load()
         # In a thread: templating and tokenizing a paper-length prompt takes milliseconds.
         prompt_ids = await asyncio.to_thread(prompt_token_ids, loaded.tokenizer, messages, schema)
-        return await self._current_batcher().submit(prompt_ids, GenerationSettings.of(params))
+        grammar = None
+        if schema is not None and self.constrained:  # compiled once per schema, in a thread
+            grammar = await asyncio.to_thread(self._grammars_of(loaded).compiled, schema)
+        return await self._current_batcher().submit(
+            prompt_ids, GenerationSettings.of(params), grammar
+        )
 
     async def render(self, messages: Sequence[Message], schema: type[BaseModel] | None) -> str:
         """The prompt text the model sees for ``messages`` (chat template applied)."""
@@ -162,6 +174,7 @@ class HFBackend:
         # Dropping the references frees the weights.
         self._loaded = None
         self._batcher = None
+        self._grammars = None
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
@@ -170,6 +183,14 @@ class HFBackend:
             if self._loaded is None:
                 self._loaded = load_model(self.config)
             return self._loaded
+
+    def _grammars_of(self, loaded: LoadedModel) -> SchemaGrammars:
+        with self._load_lock:
+            if self._grammars is None:
+                self._grammars = SchemaGrammars(
+                    loaded.tokenizer, loaded.model.config.vocab_size, loaded.eos_ids
+                )
+            return self._grammars
 
     def _current_batcher(self) -> _Batcher:
         # A batcher's futures and task belong to one event loop; a new loop gets a new one.
@@ -181,12 +202,14 @@ class HFBackend:
         return self._batcher
 
     def _run_batch(
-        self, prompts: list[list[int]], settings: GenerationSettings
+        self, prompts: list[list[int]], grammars: list[Any], settings: GenerationSettings
     ) -> list[list[Completion]]:
         loaded = self._loaded or self._load_once()
         with self._generate_lock:
             try:
-                return generate_batch(loaded, prompts, settings, model_name=self.config.model)
+                return generate_batch(
+                    loaded, prompts, settings, model_name=self.config.model, grammars=grammars
+                )
             except (RuntimeError, ValueError) as error:  # bad settings, too long, out of memory
                 first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
                 raise LLMError(f"{self.config.model}: generate failed: {first_line}") from error
@@ -302,17 +325,27 @@ def generate_batch(
     settings: GenerationSettings,
     *,
     model_name: str = "",
+    grammars: Sequence[Any] | None = None,
 ) -> list[list[Completion]]:
-    """One ``generate`` call for ``prompts``; per prompt, ``settings.n`` completions."""
+    """One ``generate`` call for ``prompts``; per prompt, ``settings.n`` completions.
+    ``grammars``: per prompt, the compiled grammar its answers must follow, or None."""
     model = loaded.model
     input_ids, attention_mask = left_pad(prompts, loaded.pad_id)
     # Greedy decoding gives n identical answers, and generate refuses n > 1 without sampling.
     rows_per_prompt = settings.n if settings.sampling else 1
+    options = _generate_options(loaded, settings, rows_per_prompt)
+    if grammars is not None and any(g is not None for g in grammars):
+        from transformers import LogitsProcessorList
+
+        # generate repeats each prompt's row rows_per_prompt times, next to each other
+        per_row = [grammar for grammar in grammars for _ in range(rows_per_prompt)]
+        vocab_size = model.config.vocab_size
+        options["logits_processor"] = LogitsProcessorList([RowGrammars(per_row, vocab_size)])
     with torch.inference_mode(), _seeded(settings.seed, model.device):
         output = model.generate(
             input_ids=input_ids.to(model.device),
             attention_mask=attention_mask.to(model.device),
-            **_generate_options(loaded, settings, rows_per_prompt),
+            **options,
         )
     rows: list[list[int]] = output[:, input_ids.shape[1] :].tolist()
     results = []
@@ -422,8 +455,12 @@ class _Batcher:
         self._arrived = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
 
-    async def submit(self, prompt_ids: list[int], settings: GenerationSettings) -> list[Completion]:
-        request = _Request(prompt_ids, settings, self.loop.create_future(), self.loop.time())
+    async def submit(
+        self, prompt_ids: list[int], settings: GenerationSettings, grammar: Any = None
+    ) -> list[Completion]:
+        request = _Request(
+            prompt_ids, settings, self.loop.create_future(), self.loop.time(), grammar
+        )
         self._pending.append(request)
         self._arrived.set()
         if self._worker is None or self._worker.done():
@@ -438,7 +475,10 @@ class _Batcher:
                 continue
             try:
                 results = await asyncio.to_thread(
-                    self._run, [r.prompt_ids for r in batch], batch[0].settings
+                    self._run,
+                    [r.prompt_ids for r in batch],
+                    [r.grammar for r in batch],
+                    batch[0].settings,
                 )
             except Exception as error:  # handed to every waiting caller, who re-raises it
                 for request in batch:

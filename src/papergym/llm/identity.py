@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from papergym.environment import environ
 from papergym.llm.config import BackendConfig
+from papergym.llm.grammar import CONSTRAINED, constrained_decoding
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 """Where the OpenAI SDK sends requests when no base URL is given (nor $OPENAI_BASE_URL)."""
@@ -95,13 +96,20 @@ def backend_identity(config: BackendConfig) -> dict[str, Any]:
     # the identities (and cached answers) of configurations without it are unchanged.
     context = {"context_tokens": config.context_tokens} if config.context_tokens else {}
     if config.backend == "hf":
-        return {
-            "backend": "hf",
-            "model": local_model_identity(config.model),
-            "gguf_file": config.gguf_file,
-            "dtype": config.dtype,
-            "device": config.device,
-        } | context
+        # Decoding under the schema's grammar gives other answers than the prompt alone; only
+        # then is the key present, so the identities of unconstrained hf backends are unchanged.
+        grammar = {"structured_output": CONSTRAINED} if constrained_decoding(config) else {}
+        return (
+            {
+                "backend": "hf",
+                "model": local_model_identity(config.model),
+                "gguf_file": config.gguf_file,
+                "dtype": config.dtype,
+                "device": config.device,
+            }
+            | context
+            | grammar
+        )
     endpoints = config.base_url or (default_endpoint(),)
     return {
         "backend": config.backend,
