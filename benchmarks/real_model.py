@@ -174,6 +174,7 @@ class Outcome:
     drops: Counter[str] = field(default_factory=Counter)
     unscored: Counter[str] = field(default_factory=Counter)
     failed: int = 0
+    failure_reasons: Counter[str] = field(default_factory=Counter)  # where the records say
     usage: list[dict[str, Any]] = field(default_factory=list)
     wall: float = 0.0
     error: str = ""
@@ -298,7 +299,9 @@ def run_build(target: Target, work: Path, inputs: dict[str, Any], extra: list[st
     outcome.outputs = len({r["paper_id"] for r in jsonl(out / "instances.jsonl")})
     for drop in jsonl(out / "dropped.jsonl"):
         outcome.drops[f"{drop['step']}: {short_reason(drop['reason'])}"] += 1
-    outcome.failed = len(jsonl(out / "failed.jsonl"))
+    failures = jsonl(out / "failed.jsonl")
+    outcome.failed = len(failures)
+    outcome.failure_reasons.update(f"{f['step']}: {short_reason(f['reason'])}" for f in failures)
     outcome.usage = card_usage(out)
     return finish(outcome, work / "build.log")
 
@@ -311,7 +314,9 @@ def run_ares(target: Target, work: Path, inputs: dict[str, Any], extra: list[str
     outcome.outputs = len(jsonl(out / "instances.jsonl"))
     for drop in jsonl(out / "dropped.jsonl"):
         outcome.drops[f"{drop['step']}: {short_reason(drop['reason'])}"] += 1
-    outcome.failed = len(jsonl(out / "failed.jsonl"))
+    failures = jsonl(out / "failed.jsonl")
+    outcome.failed = len(failures)
+    outcome.failure_reasons.update(f"{f['step']}: {short_reason(f['reason'])}" for f in failures)
     outcome.usage = card_usage(out)
     return finish(outcome, work / "ares.log")
 
@@ -563,11 +568,15 @@ def outcome_table(outcomes: list[Outcome]) -> Table:
 
 
 def reasons_table(outcomes: list[Outcome]) -> Table:
-    table = Table(title="Drops and unscored records, by reason", title_justify="left")
+    table = Table(title="Drops, unscored records and failures, by reason", title_justify="left")
     for column in ("command", "target", "kind", "reason", "count"):
         table.add_column(column, justify="right" if column == "count" else "left")
     for o in outcomes:
-        for kind, counts in (("dropped", o.drops), ("unscored", o.unscored)):
+        for kind, counts in (
+            ("dropped", o.drops),
+            ("unscored", o.unscored),
+            ("failed (next run retries)", o.failure_reasons),
+        ):
             for reason, count in counts.most_common():
                 table.add_row(o.command, o.target, kind, reason, str(count))
     return table
