@@ -36,7 +36,8 @@ class UsageRow:
     cost: float | None = 0.0  # None once any call of this row was unpriced
     prompts_cut: int = 0  # answers whose prompt was cut to fit the model's context
     tokens_cut: int = 0
-    structured: int = 0  # answers asked for in a schema that ended (parsed, or invalid after repairs)
+    # answers asked for in a schema that ended (parsed, or still invalid after the repairs)
+    structured: int = 0
     repaired: int = 0  # of those, the ones whose first answer failed validation
 
 
