@@ -549,7 +549,8 @@ def per(value: float, count: int) -> str:
 def outcome_table(outcomes: list[Outcome]) -> Table:
     table = Table(title="SmolLM2-135M-Instruct, every LLM command end to end", title_justify="left")
     columns = ["command", "target", "exit", "in", "out", "yield", "dropped", "unscored"]
-    columns += ["failed", "adds up", "calls/out", "tok/out", "repaired", "s/call", "wall s"]
+    columns += ["failed", "adds up", "calls", "tokens", "calls/out", "tok/out", "repaired"]
+    columns += ["s/call", "wall s"]
     for index, column in enumerate(columns):
         table.add_column(column, justify="left" if index < 2 else "right")
     for o in outcomes:
@@ -561,7 +562,7 @@ def outcome_table(outcomes: list[Outcome]) -> Table:
             o.command, o.target, str(o.exit_code), str(o.inputs), str(o.outputs),
             f"{o.outputs / o.inputs:.2f}", str(sum(o.drops.values())),
             str(sum(o.unscored.values())), str(o.failed), "yes" if o.adds_up else "NO",
-            per(calls, o.outputs), per(tokens, o.outputs), repaired, per(o.wall, calls),
+            str(calls), str(tokens), per(calls, o.outputs), per(tokens, o.outputs), repaired, per(o.wall, calls),
             f"{o.wall:.0f}",
         )  # fmt: skip
     return table
