@@ -618,6 +618,7 @@ def main() -> int:
         args.targets, args.commands, args.max_tokens, review_papers = ["hf"], ["review"], 32, 1
     with tempfile.TemporaryDirectory(prefix="papergym-real-") as scratch:
         work = args.work or Path(scratch)
+        work.mkdir(parents=True, exist_ok=True)  # the server's log goes here first
         prepared = args.prepared or Path.home() / ".cache" / "papergym" / "prepared"
         start = time.perf_counter()
         folder = prepared_folder(prepared)
