@@ -91,6 +91,8 @@ def test_two_systems_end_to_end_then_resume(
     answers = [EvalAnswer.model_validate_json(line) for line in _lines(out / "answers.jsonl")]
     scores = [EvalScore.model_validate_json(line) for line in _lines(out / "scores.jsonl")]
     assert len(answers) == len(scores) == 2 * 4 * 2  # systems × questions × samples
+    usage = json.loads(result.stdout)["usage"]  # the calls spent, beside the summary
+    assert sum(row["calls"] for row in usage) == len(good.requests) + len(poor.requests) == 16
     assert {(a.system, a.sample) for a in answers} == {
         (s, k) for s in ("good", "poor") for k in (0, 1)
     }

@@ -143,6 +143,26 @@ def test_invalid_json_is_repaired_by_re_asking_with_the_error(server: FakeOpenAI
     run(go())
 
 
+def test_the_usage_counts_structured_answers_and_those_that_needed_a_repair(
+    server: FakeOpenAIServer,
+) -> None:
+    async def go() -> dict[str, object]:
+        llm = client_for(server)
+        server.script("ok", "malformed", "ok", "malformed", "malformed", "malformed")
+        await llm.call("rubric", ASK, schema=Rubric, stage="s")  # valid at once
+        await llm.call("rubric", [Message(role="user", content="b")], schema=Rubric, stage="s")
+        with pytest.raises(LLMOutputError):
+            await llm.call("rubric", [Message(role="user", content="c")], schema=Rubric, stage="s")
+        await llm.call("rubric", [Message(role="user", content="d")], stage="s")  # plain: not one
+        await llm.aclose()
+        (row,) = llm.tracker.as_dict()
+        return row
+
+    row = run(go())
+    assert (row["calls"], row["structured"], row["repaired"]) == (7, 3, 2)
+    server.clear_script()
+
+
 @pytest.mark.parametrize("mode", ["think", "fence", "prose"])
 def test_reasoning_fences_and_prose_around_json_are_handled(
     server: FakeOpenAIServer, mode: str

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from papergym.cli import app
+from papergym.fakellm.server import FakeOpenAIServer
 from papergym.records import Instance
 from support.instances import rubric_instance
 
@@ -274,3 +275,20 @@ def test_check_reward_reports_progress() -> None:
     )
     assert seen[0] == (0, 14) and seen[-1] == (14, 14)
     assert [d for d, _ in seen] == list(range(15))
+
+
+def test_the_llm_judges_calls_are_in_the_json_summary(built: Path, tmp_path: Path) -> None:
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(lines(GOOD, {"instance_id": "b", "answer": "Pulsar timing."}))
+    with FakeOpenAIServer() as server:
+        result = runner.invoke(
+            app,
+            ["score", str(built), str(answers), "-o", str(tmp_path / "s.jsonl"), "--judge",
+             "llm", "--json", f"llm.default.base_url={server.base_url}", "llm.default.model=m",
+             f"llm.cache_dir={tmp_path / 'cache'}"],
+        )  # fmt: skip
+        sent = server.request_count
+    assert result.exit_code == 0, result.output
+    usage = json.loads(result.stdout)["usage"]
+    assert sum(row["calls"] for row in usage) == sent >= 2
+    assert sum(row["structured"] for row in usage) >= 2

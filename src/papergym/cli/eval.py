@@ -3,6 +3,7 @@ reward, summarised with bootstrap intervals (the work is :func:`papergym.eval.ru
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -153,11 +154,16 @@ def eval_command(
             "answer(s) could not be generated; finished answers and verdicts are kept: run the "
             "same command again",
         )
-    if json_output:
-        print(result.summary.model_dump_json(indent=2))
-        return
     judged = [result.judge_usage] if result.judge_usage else []  # beside the systems' calls
-    print_eval_summary(result.summary, UsageTracker.merged(result.usage, *judged))
+    usage = UsageTracker.merged(result.usage, *judged)
+    if json_output:  # the summary.json written, and the calls and tokens spent
+        print(
+            json.dumps(
+                {**result.summary.model_dump(mode="json"), "usage": usage.as_dict()}, indent=2
+            )
+        )
+        return
+    print_eval_summary(result.summary, usage)
     stdout.print(f"wrote {out}/{{{ANSWERS_FILE}, {SCORES_FILE}, {SUMMARY_FILE}, {CONFIG_FILE}}}")
 
 

@@ -23,6 +23,7 @@ from papergym.cli.reward_options import (
     MaxAnswerCharsOption,
     reward_config,
 )
+from papergym.eval.evaluate import judge_tracker
 from papergym.jsonl import write_text_atomic
 from papergym.reward.run import read_score_inputs, score_answers, score_summary, scores_path
 from papergym.reward.runtime import make_reward
@@ -90,4 +91,7 @@ def score(
     # the user's own config.yaml may be
     write_text_atomic(out.with_name(out.stem + ".config.yaml"), config_yaml(settings))
     summary = score_summary(scores, inputs.answers, reward.judge.name, out)
+    tracker = judge_tracker(reward)
+    if json_output and tracker is not None:  # the LLM judge's calls and tokens, as eval gives
+        summary = {**summary, "usage": tracker.as_dict()}
     print_summary("Scores", summary, json_output)

@@ -329,10 +329,13 @@ class LLMClient:
             if schema is None:
                 return completion, None, attempt, spent
             try:
-                return completion, parse_structured(completion.text, schema), attempt, spent
+                parsed = parse_structured(completion.text, schema)
             except StructuredOutputError as error:
                 errors.append(str(error))
                 if len(errors) > repairs:
+                    self.tracker.record_structured(
+                        stage=stage, role=role, model=backend.model, repaired=True
+                    )
                     raise LLMOutputError(
                         f"{role}: no valid {schema.__name__} after {len(errors)} attempt(s): "
                         f"{errors[-1]}",
@@ -343,6 +346,11 @@ class LLMClient:
                     Message(role="assistant", content=completion.text),
                     repair_message(error, schema),
                 ]
+                continue
+            self.tracker.record_structured(
+                stage=stage, role=role, model=backend.model, repaired=bool(errors)
+            )
+            return completion, parsed, attempt, spent
 
     async def sample(
         self,

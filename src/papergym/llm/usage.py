@@ -36,6 +36,9 @@ class UsageRow:
     cost: float | None = 0.0  # None once any call of this row was unpriced
     prompts_cut: int = 0  # answers whose prompt was cut to fit the model's context
     tokens_cut: int = 0
+    # answers asked for in a schema that ended (parsed, or still invalid after the repairs)
+    structured: int = 0
+    repaired: int = 0  # of those, the ones whose first answer failed validation
 
 
 @dataclass
@@ -76,6 +79,13 @@ class UsageTracker:
         cost = call_cost(price, usage)
         row.cost = None if cost is None or row.cost is None else row.cost + cost
 
+    def record_structured(self, *, stage: str, role: str, model: str, repaired: bool) -> None:
+        """One structured answer from the endpoint ended; ``repaired``: it needed a repair
+        (the share of such answers is how often the model missed the schema)."""
+        row = self.rows[(stage, role, model)]
+        row.structured += 1
+        row.repaired += int(repaired)
+
     @property
     def total_tokens(self) -> int:
         return sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in self.rows.values())
@@ -112,6 +122,8 @@ class UsageTracker:
                 into.usage = into.usage + row.usage
                 into.prompts_cut += row.prompts_cut
                 into.tokens_cut += row.tokens_cut
+                into.structured += row.structured
+                into.repaired += row.repaired
                 into.cost = None if into.cost is None or row.cost is None else into.cost + row.cost
         return merged
 
@@ -137,6 +149,8 @@ class UsageTracker:
                 "cost_usd": r.cost,
                 "prompts_cut": r.prompts_cut,
                 "tokens_cut": r.tokens_cut,
+                "structured": r.structured,
+                "repaired": r.repaired,
             }
             for (stage, role, model), r in sorted(self.rows.items())
         ]
