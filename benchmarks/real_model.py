@@ -297,13 +297,18 @@ def run_build(target: Target, work: Path, inputs: dict[str, Any], extra: list[st
     code, _, wall = papergym(args, work / "build.log")
     outcome = Outcome("build --builder llm", target.name, "paper", code, len(papers), wall=wall)
     outcome.outputs = len({r["paper_id"] for r in jsonl(out / "instances.jsonl")})
+    read_build_folder(outcome, out)
+    return finish(outcome, work / "build.log")
+
+
+def read_build_folder(outcome: Outcome, out: Path) -> None:
+    """A build folder's drops and failures by reason, and its card's LLM usage."""
     for drop in jsonl(out / "dropped.jsonl"):
         outcome.drops[f"{drop['step']}: {short_reason(drop['reason'])}"] += 1
     failures = jsonl(out / "failed.jsonl")
     outcome.failed = len(failures)
     outcome.failure_reasons.update(f"{f['step']}: {short_reason(f['reason'])}" for f in failures)
     outcome.usage = card_usage(out)
-    return finish(outcome, work / "build.log")
 
 
 def run_ares(target: Target, work: Path, inputs: dict[str, Any], extra: list[str]) -> Outcome:
@@ -312,12 +317,7 @@ def run_ares(target: Target, work: Path, inputs: dict[str, Any], extra: list[str
     code, _, wall = papergym([*args, "--json", *extra], work / "ares.log")
     outcome = Outcome("build --recipe ares", target.name, "document", code, DOCUMENTS, wall=wall)
     outcome.outputs = len(jsonl(out / "instances.jsonl"))
-    for drop in jsonl(out / "dropped.jsonl"):
-        outcome.drops[f"{drop['step']}: {short_reason(drop['reason'])}"] += 1
-    failures = jsonl(out / "failed.jsonl")
-    outcome.failed = len(failures)
-    outcome.failure_reasons.update(f"{f['step']}: {short_reason(f['reason'])}" for f in failures)
-    outcome.usage = card_usage(out)
+    read_build_folder(outcome, out)
     return finish(outcome, work / "ares.log")
 
 

