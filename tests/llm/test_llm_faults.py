@@ -257,6 +257,33 @@ def test_no_larger_budget_when_the_ceiling_is_reached(server: FakeOpenAIServer) 
     assert server.request_count == 1
 
 
+def test_a_cut_answer_is_cached_so_a_rerun_reports_it_free_and_a_raised_budget_asks_again(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    server.default = Behaviour.parse("truncated")
+
+    async def go(max_tokens: int) -> LLMClient:
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        llm = make_client(
+            server.base_url,
+            cache=cache,
+            params={"max_tokens": max_tokens},
+            max_tokens_ceiling=3000,
+        )
+        with pytest.raises(LLMTruncatedError):
+            await llm.call("extractor", ASK, schema=StageEvidence)
+        await llm.aclose()
+        cache.close()
+        return llm
+
+    first = asyncio.run(go(2048))
+    assert server.request_count == 2 and first.tracker.calls == 2
+    again = asyncio.run(go(2048))  # the same budget: the cached cut, no request
+    assert server.request_count == 2 and again.tracker.calls == 0
+    asyncio.run(go(2500))  # a raised budget is another question: asked
+    assert server.request_count == 4
+
+
 # --- item 10: a hung endpoint fails within the configured bound ------------------------------
 
 

@@ -78,6 +78,24 @@ def test_a_killed_run_leaves_no_marker_and_the_next_run_completes(
 
     again = prepare_gguf_folder(gguf, out)
     assert again.already_done
+    copy = tmp_path / "elsewhere" / "m.gguf"  # the same wheel in another environment
+    copy.parent.mkdir()
+    copy.write_bytes(gguf.read_bytes())
+    assert prepare_gguf_folder(copy, out).already_done
     other = header_only_gguf(tmp_path / "other.gguf", (4, 4))
     with pytest.raises(BadInputError, match=r"holds a model prepared from .*m\.gguf"):
         prepare_gguf_folder(other, out)
+
+
+def test_a_folder_marked_by_an_older_version_is_prepared_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gguf = header_only_gguf(tmp_path / "m.gguf", (4, 4))
+    out = tmp_path / "out"
+    out.mkdir()
+    old = {"source": {"gguf": "/gone/m.gguf", "size": 1, "mtime_ns": 2}, "files": []}
+    (out / MARKER).write_text(json.dumps(old))
+    monkeypatch.setattr(prepare, "_save_dequantised", fake_save)
+    done = prepare_gguf_folder(gguf, out)
+    assert not done.already_done
+    assert "sha256" in json.loads((out / MARKER).read_text())["source"]

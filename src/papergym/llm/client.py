@@ -220,9 +220,16 @@ class LLMClient:
         stage = stage or role
         if (hit := await self._cached(key, role, backend.model, schema, stage)) is not None:
             return hit
-        completion, parsed, attempts, usage = await self._answer(
-            role, backend, messages, params, schema, stage
-        )
+        try:
+            completion, parsed, attempts, usage = await self._answer(
+                role, backend, messages, params, schema, stage
+            )
+        except LLMTruncatedError as cut:
+            # A cut is a property of the budget: cached like an answer, so the next run with the
+            # same budget reports it at no cost, and a raised budget (another key) asks again.
+            if self.cache is not None and cut.completion is not None:
+                await self.cache.aput(key, cut.completion)
+            raise
         if self.cache is not None:
             await self.cache.aput(key, completion)
         return LLMResult(
@@ -241,9 +248,22 @@ class LLMClient:
     ) -> LLMResult[T] | None:
         """The cached answer of ``key``, recorded as such; None when there is none, or when it
         no longer parses (written by a version that checked less strictly: asked again, and the
-        valid answer replaces it)."""
+        valid answer replaces it). Raises :class:`LLMTruncatedError` for a cached cut answer."""
         if self.cache is None or (hit := await self.cache.aget(key)) is None:
             return None
+        if hit.finish_reason == "length":
+            self.tracker.record(
+                stage=stage,
+                role=role,
+                model=model,
+                usage=hit.usage,
+                cached=True,
+                cut=hit.prompt_cut,
+            )
+            raise LLMTruncatedError(
+                f"{role}: answer cut by the token budget in an earlier run (cached: no call made); "
+                f"raise max_tokens (and max_tokens_ceiling), then run again"
+            )
         try:
             parsed = parse_structured(hit.text, schema) if schema else None
         except StructuredOutputError:
@@ -319,7 +339,8 @@ class LLMClient:
                     raise LLMTruncatedError(
                         f"{role}: answer cut at max_tokens={params.max_tokens}"
                         f"{' after one retry with a larger budget' if enlarged else ''}; raise "
-                        f"max_tokens (and max_tokens_ceiling={config.max_tokens_ceiling})"
+                        f"max_tokens (and max_tokens_ceiling={config.max_tokens_ceiling})",
+                        completion=completion,
                     )
                 # A cut answer is an artefact of the budget, not of the paper: one more try
                 # with room to finish (the same conversation, so the repairs left still apply).

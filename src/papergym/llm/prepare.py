@@ -8,14 +8,16 @@ make the model unsaveable and the folder GGUF again, and saves model and tokeniz
 It writes only under the output folder, and is resumable and idempotent: files are written
 into ``OUT/.partial`` first and moved into ``OUT`` one by one, ``config.json`` last (without
 it the folder is no model anything will load), then the marker ``papergym-prepared.json``
-that records which file it was made from. A folder with that marker for the same file (path,
-size, modification time) is done: a second run does nothing. A run killed half-way leaves no
-marker, and the next run starts over.
+that records which file it was made from. A folder with that marker for the same model (size
+and SHA-256 of the file's bytes, wherever the file lies: the same wheel installed in two
+virtual environments is one model) is done: a second run does nothing. A run killed half-way
+leaves no marker, and the next run starts over.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 import shutil
 import time
@@ -67,7 +69,7 @@ def prepare_gguf_folder(gguf: Path, out: Path, *, device: str = "cpu") -> Prepar
     source = _source_record(gguf)
     started = time.perf_counter()
     done = _marker(out)
-    if done is not None and done.get("source") == source:
+    if done is not None and _same_model(done.get("source"), source):
         return PreparedFolder(out, gguf, header.parameters, header.context_length, 0.0, True)
     _refuse_foreign(out, done)
     refuse_if_too_big(
@@ -90,8 +92,18 @@ def prepare_gguf_folder(gguf: Path, out: Path, *, device: str = "cpu") -> Prepar
 
 
 def _source_record(gguf: Path) -> dict[str, object]:
-    stat = gguf.stat()
-    return {"gguf": str(gguf.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    digest = hashlib.sha256()
+    with gguf.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return {"gguf": str(gguf.resolve()), "size": gguf.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def _same_model(recorded: object, source: dict[str, object]) -> bool:
+    """The same bytes: a path or modification time says nothing (reinstalled wheels differ)."""
+    if not isinstance(recorded, dict):
+        return False
+    return all(recorded.get(key) == source[key] for key in ("size", "sha256"))
 
 
 def _marker(out: Path) -> dict[str, Any] | None:
@@ -103,10 +115,14 @@ def _marker(out: Path) -> dict[str, Any] | None:
 
 
 def _refuse_foreign(out: Path, done: dict[str, Any] | None) -> None:
-    """Refuse an output that is a file, holds another file's model, or holds files of others."""
+    """Refuse an output that is a file, holds another model, or holds files of others.
+
+    A marker without a digest was written by an older PaperGym (which keyed on path and
+    modification time): the folder is ours, and is prepared again.
+    """
     if out.exists() and not out.is_dir():
         raise BadInputError(out, "the output exists and is not a folder")
-    if done is not None:
+    if done is not None and "sha256" in done.get("source", {}):
         made_from = done.get("source", {}).get("gguf", "another file")
         raise BadInputError(
             out, f"holds a model prepared from {made_from}; choose another output folder"

@@ -116,7 +116,15 @@ class LLMTransportError(LLMError):
 
 
 class LLMTruncatedError(LLMError):
-    """The answer was cut by the token limit: an error, never something to parse."""
+    """The answer was cut by the token limit: an error, never something to parse.
+
+    ``completion`` is the cut answer, which the client caches so that a run asked again with
+    the same budget reports the same cut without paying for it twice.
+    """
+
+    def __init__(self, message: str, *, completion: Completion | None = None) -> None:
+        super().__init__(message)
+        self.completion = completion
 
 
 class LLMOutputError(LLMError):

@@ -31,7 +31,8 @@ class ReviewSection(ConfigSection):
     temperature: float = Field(0.7, ge=0.0)
     """Sampling temperature of each review (the meta-review too)."""
     max_tokens: int = Field(2048, ge=64)
-    """Longest review, in tokens; a longer one is truncated and reported unscored."""
+    """Longest review, in tokens; a review still cut after one larger budget leaves its paper
+    unfinished (not saved, exit 1): raise this and run again to review it."""
     max_paper_words: int = Field(12000, ge=500)
     """Longer papers are fitted to this many words by a recorded, deterministic rule (front
     sections kept, appendices and references dropped first)."""
