@@ -129,6 +129,25 @@ def test_each_row_of_a_batch_follows_its_own_grammar_or_none(
 
 
 @needs_xgrammar
+def test_an_infinite_logit_from_an_earlier_processor_stays_finite_and_masked(
+    model_dir: Path,
+) -> None:
+    import torch
+
+    backend = backend_for(model_dir)
+    loaded = asyncio.run(backend.load())
+    vocab = loaded.model.config.vocab_size
+    grammars = grammar.SchemaGrammars(loaded.tokenizer, vocab, [loaded.tokenizer.eos_token_id])
+    rows = grammar.RowGrammars([grammars.compiled(Flag)], grammars.vocab_size)
+    scores = torch.full((1, vocab), float("inf"))
+    out = rows(torch.zeros((1, 1), dtype=torch.long), scores)
+    assert not torch.isinf(out).logical_and(out > 0).any()  # no +inf left to sample from
+    allowed = torch.isfinite(out[0])
+    assert 0 < int(allowed.sum()) < vocab  # the grammar still masks: only "{" may start
+    assert torch.softmax(out[0], dim=-1).isfinite().all()
+
+
+@needs_xgrammar
 def test_sampled_rows_repeated_for_n_each_follow_the_grammar(model_dir: Path) -> None:
     params = SamplingParams(temperature=1.0, max_tokens=64, n=3, seed=3)
     completions = asyncio.run(backend_for(model_dir).complete(ASK, params, Verdict))

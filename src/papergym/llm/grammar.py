@@ -187,7 +187,13 @@ class RowGrammars:
                 masked, self._bitmask.to(masked.device), vocab_size=self._vocab_size, indices=rows
             )
             scores = masked.to(scores.device)
-        return scores
+        # A processor before this one may have pushed a token to +inf (a length penalty that
+        # grows while the grammar holds the turn open): sampling from +inf is NaN. Keep it the
+        # largest finite logit instead, so it still wins where the grammar allows it.
+        import torch
+
+        largest = torch.finfo(scores.dtype).max
+        return scores.masked_fill(scores == float("inf"), largest)
 
 
 def _json_safe(text: bytes) -> bool:
