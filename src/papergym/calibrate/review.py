@@ -135,10 +135,10 @@ def _report(
         level=section.level,
         seed=section.seed,
         decision=agreement_row(
-            "decision vs venue", decided, [p.accepted for p in scored], no_runs, section
+            "venue decision", decided, [p.accepted for p in scored], no_runs, section
         ),
         mean_rating=agreement_row(
-            "decision vs mean human rating",
+            "mean rating",
             decided,
             [m >= threshold for m in human_means],
             no_runs,

@@ -137,7 +137,7 @@ def _num(value: float | None) -> str:
 
 def _short(name: str) -> str:
     """instance_id/criterion_id shortened to 8 + 8 characters, for the terminal."""
-    return "/".join(part[:8] for part in name.split("/"))
+    return "/".join(part[:8] for part in name.split("/")) if "/" in name else name
 
 
 def _add(table: Table, row: AgreementRow) -> None:
@@ -156,6 +156,12 @@ def _add(table: Table, row: AgreementRow) -> None:
     )
 
 
+def _table(title: str) -> Table:
+    table = numbers_table(title, COLUMNS)
+    table.columns[0].no_wrap = True  # a criterion's name is read whole
+    return table
+
+
 COLUMNS = (
     "criterion",
     "n",
@@ -171,7 +177,7 @@ COLUMNS = (
 
 
 def _print_rubric(report: RubricCalibration) -> None:
-    table = numbers_table(f"Judge calibration: {report.judge}", COLUMNS)
+    table = _table(f"Judge calibration: {report.judge}")
     for row in [report.overall, *report.by_note, *report.criteria]:
         _add(table, row)
     stdout.print(table)
@@ -187,7 +193,7 @@ def _print_rubric(report: RubricCalibration) -> None:
 
 
 def _print_review(report: ReviewCalibration) -> None:
-    table = numbers_table(f"Reviewer calibration: {report.reviewer}", COLUMNS)
+    table = _table(f"Reviewer calibration: {report.reviewer}")
     _add(table, report.decision)
     _add(table, report.mean_rating)
     stdout.print(table)
