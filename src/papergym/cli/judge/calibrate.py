@@ -30,6 +30,7 @@ from papergym.cli.common import (
 from papergym.cli.reward_options import JudgeOption
 
 
+@reports_errors
 def judge_calibrate(
     labels: Annotated[
         Path,
