@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from papergym.calibrate.construct import constructed_labels, criterion_sources, labelled_set
+from papergym.calibrate.labels import read_labels
 from papergym.records import Instance
+from papergym.reward.answers import read_instances
 from support.instances import rubric_instance
 
 SOURCES = [
@@ -78,3 +82,24 @@ def test_labelled_set_pairs_each_instance_with_another_paper() -> None:
     labels = labelled_set([PAPER, OTHER])
     assert {x.instance_id for x in labels} == {"a", "b"}
     assert len(labels) == 5 * (len(SOURCES) + 2)
+
+
+FIXTURE = Path(__file__).resolve().parents[2] / "examples" / "judge-labels"
+
+
+def test_the_shipped_labelled_set_reads_and_every_criterion_has_both_verdicts() -> None:
+    instances = read_instances(FIXTURE / "instances.jsonl")
+    labels = read_labels(FIXTURE / "labels.jsonl", instances)
+    verdicts: dict[tuple[str, str], set[int]] = {}
+    for x in labels:
+        verdicts.setdefault((x.instance_id, x.criterion_id), set()).add(x.met)
+    assert verdicts and all(v == {0, 1} for v in verdicts.values())
+    assert all(x.note.startswith("construction: ") for x in labels)
+    assert (FIXTURE / "labels.jsonl").stat().st_size < 200_000
+
+
+def test_the_shipped_labelled_set_is_what_construction_makes() -> None:
+    instances = list(read_instances(FIXTURE / "instances.jsonl").values())
+    made = labelled_set(instances, seed=0)
+    shipped = read_labels(FIXTURE / "labels.jsonl", {i.id: i for i in instances})
+    assert made == shipped

@@ -28,7 +28,11 @@ def test_reviewer_calibration_prints_a_table_and_writes_json(tmp_path: Path) -> 
     args = ["judge", "calibrate", "--labels", str(ratings), "--reviews", str(oof)]
     table = runner.invoke(app, [*args, "-o", str(tmp_path / "out"), "calibrate.resamples=20"])
     assert table.exit_code == 0, table.output
-    assert "venue decision" in table.output and "mean rating" in table.output and "pearson" in table.output
+    assert (
+        "venue decision" in table.output
+        and "mean rating" in table.output
+        and "pearson" in table.output
+    )
     written = json.loads((tmp_path / "out" / "calibration.json").read_text("utf-8"))
     assert written["kind"] == "review" and written["papers"] == 4
     as_json = runner.invoke(app, [*args, "--json", "calibrate.resamples=20"])

@@ -12,8 +12,11 @@ from papergym.errors import BadInputError
 from support.instances import rubric_instance
 
 INSTANCE = rubric_instance(
-    "i1", ["The plan uses a lasso.", "The plan tests on 2020 data."], question="Q?",
-    reference_answer="We use a lasso. We test on 2020 data.", title="T",
+    "i1",
+    ["The plan uses a lasso.", "The plan tests on 2020 data."],
+    question="Q?",
+    reference_answer="We use a lasso. We test on 2020 data.",
+    title="T",
 )
 
 

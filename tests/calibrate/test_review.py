@@ -63,5 +63,5 @@ def test_decision_consistency_by_hand() -> None:
 
 def test_a_bad_predictions_file_is_refused(tmp_path: Path) -> None:
     ratings, csv = files(tmp_path, "p1,99,Accept\n")
-    with pytest.raises(BadInputError, match="oof.csv"):
+    with pytest.raises(BadInputError, match=r"oof\.csv"):
         calibrate_reviewer(ratings, csv, ICLR, 5.5, SECTION)

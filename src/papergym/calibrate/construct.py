@@ -59,9 +59,7 @@ def _salad(sentence: str, rng: random.Random) -> str:
     return " ".join(words) + "."
 
 
-def constructed_labels(
-    instance: Instance, other: Instance, seed: int = 0
-) -> list[CriterionLabel]:
+def constructed_labels(instance: Instance, other: Instance, seed: int = 0) -> list[CriterionLabel]:
     """The labels of ``instance``'s five constructed answers (see the module); ``other`` is a
     different paper's instance that lends its sources."""
     sources = criterion_sources(instance)
@@ -95,11 +93,8 @@ def labelled_set(instances: Sequence[Instance], seed: int = 0) -> list[Criterion
     if len({i.paper_id for i in instances}) < 2:
         raise ValueError("constructed labels need instances of at least two papers")
     made: list[CriterionLabel] = []
-    for n, instance in enumerate(instances):
-        other = next(
-            o
-            for o in instances[n + 1 :] + instances[:n]
-            if o.paper_id != instance.paper_id
-        )
+    ring = list(instances)
+    for n, instance in enumerate(ring):
+        other = next(o for o in ring[n + 1 :] + ring[:n] if o.paper_id != instance.paper_id)
         made.extend(constructed_labels(instance, other, seed + n))
     return made

@@ -117,8 +117,7 @@ def _report(
 ) -> ReviewCalibration:
     scores = [float(predictions[p.paper_id].score or 0.0) for p in scored]
     decided = [
-        (predictions[p.paper_id].decision or ("accept" if s >= threshold else "reject"))
-        == "accept"
+        (predictions[p.paper_id].decision or ("accept" if s >= threshold else "reject")) == "accept"
         for p, s in zip(scored, scores, strict=True)
     ]
     human_means = [p.mean_rating for p in scored]

@@ -133,7 +133,8 @@ def judge_calibrate(
 
 
 def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+    # + 0.0 turns a rounded -0.0 into 0.0: "-0.000" reads as a negative figure
+    return "-" if value is None else f"{round(value, 3) + 0.0:.3f}"
 
 
 def _short(name: str) -> str:
