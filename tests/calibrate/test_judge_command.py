@@ -63,3 +63,45 @@ def test_judge_fit_is_calibrate_reward() -> None:
 
     fit = next(c for c in judge_app.registered_commands if c.name == "fit")
     assert fit.callback is calibrate_reward
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_an_llm_judge_is_repeated_and_reordered(tmp_path: Path, cache: bool) -> None:
+    from papergym.fakellm.server import FakeOpenAIServer
+    from papergym.jsonl import write_jsonl
+    from support.instances import rubric_instance
+
+    instance = rubric_instance(
+        "i1",
+        ["The plan uses a lasso.", "The plan tests on 2020 data."],
+        question="Q?",
+        reference_answer="We use a lasso. We test on 2020 data.",
+        title="T",
+    )
+    write_jsonl(tmp_path / "instances.jsonl", [instance])
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(
+        "".join(
+            json.dumps({"instance_id": "i1", "answer": "We use a lasso.", "criterion_id": c,
+                        "met": m}) + "\n"
+            for c, m in (("i1-c1", 1), ("i1-c2", 0))
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    with FakeOpenAIServer() as server:
+        result = runner.invoke(
+            app,
+            ["judge", "calibrate", "--labels", str(labels), "--instances",
+             str(tmp_path / "instances.jsonl"), "--judge", "llm", "--repeats", "2",
+             "--orderings", "1", "--json", f"llm.default.base_url={server.base_url}",
+             "llm.default.model=m", f"llm.cache={str(cache).lower()}",
+             f"llm.cache_dir={tmp_path / 'cache'}", "calibrate.resamples=20"],
+        )  # fmt: skip
+        sent = server.request_count
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["repeats"] == 2 and report["orderings"] == 1
+    assert report["overall"]["items"] + report["overall"]["unscored"] == 2
+    # one answer judged 2 times in order and once reordered; the cache answers repeats
+    assert sent >= (2 if cache else 3)
+    assert any("cache" in note for note in report["notes"]) == cache

@@ -133,3 +133,27 @@ def test_an_unscored_verdict_is_counted_not_made_a_zero(tmp_path: Path, instance
     )
     assert report.overall.unscored == 2  # c1 on its two labelled answers
     assert report.overall.items == 5
+
+
+@pytest.mark.slow
+def test_the_offline_judge_on_the_shipped_labelled_set(tmp_path: Path) -> None:
+    """The real offline judge end to end: every label judged, no repeats (deterministic), and
+    criterion order changes nothing (it grades each criterion alone)."""
+    from papergym.reward.offline import OfflineJudge
+
+    fixture = Path(__file__).resolve().parents[2] / "examples" / "judge-labels"
+    report = calibrate_rubric(
+        OfflineJudge(),
+        fixture / "instances.jsonl",
+        fixture / "labels.jsonl",
+        CalibrateSection(resamples=50, orderings=1),
+        deterministic=True,
+    )
+    assert report.overall.items + report.overall.unscored == 100
+    assert report.repeats == 1 and report.overall.repeat_consistency is None
+    assert report.overall.order_consistency == pytest.approx(1.0)
+    assert len(report.criteria) == 20
+    assert {r.criterion for r in report.by_note} == {
+        f"construction: {kind}"
+        for kind in ("reference", "drop-half", "swap-half", "word-salad", "other-paper")
+    }
