@@ -57,6 +57,13 @@ VERBS: tuple[Verb, ...] = (
         "Calibrate the offline judge: choose its lexical weight and threshold on built instances.",
     ),
     Verb(
+        "judge",
+        "judge",
+        "Measure a rubric judge or a reviewer against human labels (calibrate: agreement, "
+        "Cohen's kappa, self-consistency); fit the offline judge (fit, alias of "
+        "calibrate-reward).",
+    ),
+    Verb(
         "fake-llm",
         "fake_llm",
         "Serve a fake OpenAI-compatible LLM: dry runs of the LLM recipe, and faults on demand.",

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from papergym.audit.settings import AuditSection
+from papergym.calibrate.settings import CalibrateSection
 from papergym.configbase import ConfigSection
 from papergym.eval.compare.settings import CompareSection
 from papergym.eval.settings import EvalSection
@@ -69,6 +70,8 @@ class PaperGymConfig(ConfigSection):
     """Multi-way comparisons (papergym compare)."""
     review: ReviewSection = ReviewSection()
     """Simulated peer review (papergym review)."""
+    calibrate: CalibrateSection = CalibrateSection()
+    """Judges and reviewers against human labels (papergym judge calibrate)."""
     write: WriteSection = WriteSection()
     """Writing papers from a bibliography (papergym write, papergym write prepare)."""
     ares: AresSection = AresSection()
