@@ -18,6 +18,7 @@ from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM
 
 from papergym.fakellm import FakeOpenAIServer
+from papergym.fakellm.plausible_judge import first_span
 from papergym.records import Instance, Verdict
 from papergym.reward.judge import RubricJudge
 from papergym.reward.reward import RubricReward
@@ -194,7 +195,12 @@ def every_criterion_met(request: dict[str, Any]) -> dict[str, Any]:
     """A judge that passes every criterion it is shown (ids read from its numbered list)."""
     listed = str(request["messages"][0]["content"]).split("Criteria (", 1)[1]
     ids = re.findall(r"^(\d+)\. ", listed.split("Plan to grade:", 1)[0], re.MULTILINE)
-    return {"verdicts": [{"criterion_id": int(n), "reason": "met", "verdict": 1} for n in ids]}
+    quote = first_span(request)
+    return {
+        "verdicts": [
+            {"criterion_id": int(n), "reason": "met", "quote": quote, "verdict": 1} for n in ids
+        ]
+    }
 
 
 def test_grpo_with_the_llm_judge_over_http(make_context: ContextFactory, tmp_path: Path) -> None:
