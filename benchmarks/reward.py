@@ -46,8 +46,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from papergym.jsonl import read_jsonl
 from papergym.fakellm.plausible_judge import first_span
+from papergym.jsonl import read_jsonl
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.recipes.runner import Builder, settings_for
@@ -81,7 +81,12 @@ def verdict_responder(request: dict[str, Any]) -> dict[str, Any]:
     quote = first_span(request)  # a "met" quotes the plan, as the judge must
     return {
         "verdicts": [
-            {"criterion_id": n, "reason": REASON, "quote": quote if n % 2 else None, "verdict": n % 2}
+            {
+                "criterion_id": n,
+                "reason": REASON,
+                "quote": quote if n % 2 else None,
+                "verdict": n % 2,
+            }
             for n in range(1, count + 1)
         ]
     }

@@ -51,7 +51,11 @@ def test_a_rubric_reward_judging_with_a_judge_on_another_server_judges_again() -
     def all_met(request: dict[str, Any]) -> Any:
         verdicts = judge_responder(request)
         assert isinstance(verdicts, dict)
-        return {"verdicts": [v | {"quote": first_span(request), "verdict": 1} for v in verdicts["verdicts"]]}
+        return {
+            "verdicts": [
+                v | {"quote": first_span(request), "verdict": 1} for v in verdicts["verdicts"]
+            ]
+        }
 
     with (
         FakeOpenAIServer(responder=judge_responder) as strict,

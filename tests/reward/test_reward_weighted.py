@@ -284,7 +284,12 @@ def test_llm_judge_is_told_which_criteria_are_pitfalls_and_what_met_means() -> N
             core = text.removeprefix(PITFALL_TAG + " ")
             met = core in plan
             verdicts.append(
-                {"criterion_id": n, "reason": "r", "quote": core if met else None, "verdict": int(met)}
+                {
+                    "criterion_id": n,
+                    "reason": "r",
+                    "quote": core if met else None,
+                    "verdict": int(met),
+                }
             )
         return {"verdicts": verdicts}
 

@@ -208,10 +208,12 @@ def _verdicts(request: dict[str, Any]) -> dict[str, Any]:
     prompt = str(request["messages"][0]["content"])
     listed = prompt.split("Criteria (", 1)[1].split("Plan to grade:", 1)[0]
     ids = re.findall(r"^(\d+)\. ", listed, re.MULTILINE)
-    return {"verdicts": [
+    return {
+        "verdicts": [
             {"criterion_id": int(n), "reason": "r", "quote": first_span(request), "verdict": 1}
             for n in ids
-        ]}
+        ]
+    }
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from papergym.eval.report.parts import (
     fmt_value,
     point,
 )
-from papergym.eval.summary import alpha_text
+from papergym.eval.summary import alpha_text, unbacked_text
 
 ANSWER_CHARS = 6000  # an example answer longer than this is cut in the page (marked so)
 
@@ -85,6 +85,7 @@ def _system_table(summary: er.EvalSummary) -> Table:
                 str(s.answers),
                 str(s.scored),
                 str(s.unscored) + (f" ({fmt_counts(s.unscored_reasons)})" if s.unscored else ""),
+                unbacked_text(s),
                 fmt_estimate(s.reward),
                 fmt_estimate(s.specific),
                 fmt_estimate(s.general),
@@ -104,6 +105,7 @@ def _system_table(summary: er.EvalSummary) -> Table:
             "answers",
             "scored",
             "unscored",
+            "unbacked",
             "reward",
             "specific",
             "general",
@@ -115,7 +117,9 @@ def _system_table(summary: er.EvalSummary) -> Table:
         rows,
         note=f"Values are means over questions with their {summary.level:.0%} bootstrap interval "
         f"({summary.resamples} resamples) and n, the questions behind them. Unscored answers "
-        "are left out of the means, never counted as 0.",
+        "are left out of the means, never counted as 0. Unbacked: the LLM judge's 'met' "
+        "verdicts whose quote is not in the answer (turned to not met), of all its 'met' "
+        "verdicts; '—' for a judge that quotes nothing.",
     )
 
 
