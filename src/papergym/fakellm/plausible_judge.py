@@ -77,7 +77,7 @@ def graded_text(request: dict[str, Any]) -> str:
 def first_span(request: dict[str, Any]) -> str | None:
     """The first sentence (or line) of the text a rubric-judge request grades, copied as it
     is: a quote that backs any "met" a scripted judge gives (``None`` when there is no text)."""
-    spans = [span.strip() for span in _SPAN.findall(graded_text(request)) if span.strip()]
+    spans = [m.group().strip() for m in _SPAN.finditer(graded_text(request)) if m.group().strip()]
     return spans[0] if spans else None
 
 
@@ -129,9 +129,9 @@ def _quote(criterion: str, graded: str) -> str | None:
     as it is: the span a met verdict quotes; ``None`` when none holds one (then the verdict
     is not met either)."""
     wanted = {t[:STEM] for t in key_terms(criterion.removeprefix(PITFALL_TAG))}
-    for span in _SPAN.findall(graded):
-        if wanted & _stems(span):
-            return span.strip()
+    for found in _SPAN.finditer(graded):
+        if wanted & _stems(found.group()):
+            return found.group().strip()
     return None
 
 
