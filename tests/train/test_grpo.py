@@ -221,5 +221,6 @@ def test_grpo_with_the_llm_judge_over_http(make_context: ContextFactory, tmp_pat
     [record] = ctx.metrics.read()
     assert judged >= TINY_GRPO["num_generations"]  # every answer went through HTTP
     assert record["unscored"] == 0
+    assert record["unbacked_rate"] == 0.0  # every "met" quoted the answer it judged
     assert record["reward"] == record["reward_specific"] == record["reward_general"] == 1.0
     assert summary["steps"] == 1 and summary["mean_reward"] == 1.0
