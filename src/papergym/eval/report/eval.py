@@ -85,7 +85,6 @@ def _system_table(summary: er.EvalSummary) -> Table:
                 str(s.answers),
                 str(s.scored),
                 str(s.unscored) + (f" ({fmt_counts(s.unscored_reasons)})" if s.unscored else ""),
-                unbacked_text(s),
                 fmt_estimate(s.reward),
                 fmt_estimate(s.specific),
                 fmt_estimate(s.general),
@@ -95,6 +94,7 @@ def _system_table(summary: er.EvalSummary) -> Table:
                 else "—",
                 fmt_estimate(s.words, 0),
                 fmt_correlation(pearson) if pearson else "—",
+                unbacked_text(s),
             ]
         )
     return Table(
@@ -105,7 +105,6 @@ def _system_table(summary: er.EvalSummary) -> Table:
             "answers",
             "scored",
             "unscored",
-            "unbacked",
             "reward",
             "specific",
             "general",
@@ -113,6 +112,7 @@ def _system_table(summary: er.EvalSummary) -> Table:
             "experiment",
             "words",
             "r(length, reward)",
+            "unbacked",
         ],
         rows,
         note=f"Values are means over questions with their {summary.level:.0%} bootstrap interval "
