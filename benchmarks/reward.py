@@ -46,6 +46,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from papergym.fakellm.plausible_judge import first_span
 from papergym.jsonl import read_jsonl
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
@@ -77,9 +78,16 @@ def verdict_responder(request: dict[str, Any]) -> dict[str, Any]:
     content = first.get("content")
     found = _COUNT.search(content if isinstance(content, str) else "")
     count = int(found.group(1)) if found else 1
+    quote = first_span(request)  # a "met" quotes the plan, as the judge must
     return {
         "verdicts": [
-            {"criterion_id": n, "reason": REASON, "verdict": n % 2} for n in range(1, count + 1)
+            {
+                "criterion_id": n,
+                "reason": REASON,
+                "quote": quote if n % 2 else None,
+                "verdict": n % 2,
+            }
+            for n in range(1, count + 1)
         ]
     }
 

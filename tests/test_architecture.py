@@ -28,6 +28,7 @@ FLOORS = {
             "records",
             "jsonl",
             "netutil",
+            "quotes",
         ),
         0,
     ),

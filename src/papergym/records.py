@@ -317,6 +317,17 @@ class Verdict(Record):
         description="The criterion's weight, copied from the rubric by the reward (judges leave "
         "it at 1); negative for a pitfall.",
     )
+    quote: str | None = Field(
+        default=None,
+        description="The span of the answer a quoting judge (the LLM judge) gave as evidence "
+        "for 'met'; None for not met, and for judges that quote nothing.",
+    )
+    unbacked: Literal["quote_missing", "quote_not_found"] | None = Field(
+        default=None,
+        description="Set when the judge said 'met' but its quote does not back it: none was "
+        "given (quote_missing) or it is not in the answer (quote_not_found). Such a verdict "
+        "is not met (passed False) and is counted (papergym.quotes.tally).",
+    )
 
 
 class Score(Record):

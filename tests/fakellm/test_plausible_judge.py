@@ -105,6 +105,17 @@ def test_the_verdicts_follow_the_answer() -> None:
     assert [v.passed for v in half.verdicts if v.kind == "specific"] == [True, False, False, False]
 
 
+def test_every_met_verdict_quotes_the_answer_it_grades() -> None:
+    """The fake judge quotes as the real one must: a met verdict copies the sentence of the
+    answer that holds the criterion's terms, so the quote check keeps it."""
+    reflowed = REFERENCE.replace(". ", ".\n  ")  # line breaks: the quote check forgives them
+    (score,), _ = scores([reflowed])
+    met = [v for v in score.verdicts if v.passed]
+    assert len(met) == 4 and all(v.quote and v.unbacked is None for v in met)
+    assert met[0].quote is not None and met[0].quote.startswith("We partition the graph")
+    assert all(v.quote is None for v in score.verdicts if not v.passed)
+
+
 @pytest.mark.parametrize("mode", ["one", "k"])
 def test_chunks_of_criteria_are_numbered_from_one(mode: Literal["one", "k"]) -> None:
     with FakeOpenAIServer(responder=responder) as server:

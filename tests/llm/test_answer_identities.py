@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from papergym.fakellm import FakeOpenAIServer
+from papergym.fakellm.plausible_judge import first_span
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.review.offline import OfflineReviewer, baseline_json, load_baseline
@@ -50,7 +51,11 @@ def test_a_rubric_reward_judging_with_a_judge_on_another_server_judges_again() -
     def all_met(request: dict[str, Any]) -> Any:
         verdicts = judge_responder(request)
         assert isinstance(verdicts, dict)
-        return {"verdicts": [v | {"verdict": 1} for v in verdicts["verdicts"]]}
+        return {
+            "verdicts": [
+                v | {"quote": first_span(request), "verdict": 1} for v in verdicts["verdicts"]
+            ]
+        }
 
     with (
         FakeOpenAIServer(responder=judge_responder) as strict,

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from papergym.fakellm import FakeOpenAIServer
+from papergym.fakellm.plausible_judge import first_span
 from papergym.llm.client import LLMClient
 from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.llm.types import SamplingParams
@@ -67,9 +68,16 @@ def _criteria_in(request: dict[str, Any]) -> list[tuple[int, str]]:
 
 
 def scripted(request: dict[str, Any]) -> dict[str, Any]:
-    """Criteria containing YES are met; verdicts come back in reverse order."""
+    """Criteria containing YES are met (quoting the plan's first sentence); verdicts come back
+    in reverse order."""
+    quote = first_span(request)
     verdicts = [
-        {"criterion_id": n, "reason": f"reason for {text}", "verdict": int("YES" in text)}
+        {
+            "criterion_id": n,
+            "reason": f"reason for {text}",
+            "quote": quote if "YES" in text else None,
+            "verdict": int("YES" in text),
+        }
         for n, text in _criteria_in(request)
     ]
     return {"verdicts": verdicts[::-1]}

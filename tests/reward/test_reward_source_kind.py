@@ -13,6 +13,7 @@ from weighted_samples import weighted_instance
 from papergym.export.trl import trl_row
 from papergym.export.verl import verl_row
 from papergym.fakellm import FakeOpenAIServer
+from papergym.fakellm.plausible_judge import first_span
 from papergym.records import Instance
 from papergym.reward import runtime, trl, verl
 from papergym.reward.judge import RubricJudge
@@ -23,7 +24,10 @@ from papergym.reward.verl import instance_from_ground_truth
 def all_met(request: dict[str, Any]) -> dict[str, Any]:
     count = int(_prompt(request).split("Criteria (", 1)[1].split(")", 1)[0])
     return {
-        "verdicts": [{"criterion_id": n, "reason": "r", "verdict": 1} for n in range(1, count + 1)]
+        "verdicts": [
+            {"criterion_id": n, "reason": "r", "quote": first_span(request), "verdict": 1}
+            for n in range(1, count + 1)
+        ]
     }
 
 

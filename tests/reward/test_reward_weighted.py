@@ -282,7 +282,15 @@ def test_llm_judge_is_told_which_criteria_are_pitfalls_and_what_met_means() -> N
         verdicts = []
         for n, text in _criteria_in(request):
             core = text.removeprefix(PITFALL_TAG + " ")
-            verdicts.append({"criterion_id": n, "reason": "r", "verdict": int(core in plan)})
+            met = core in plan
+            verdicts.append(
+                {
+                    "criterion_id": n,
+                    "reason": "r",
+                    "quote": core if met else None,
+                    "verdict": int(met),
+                }
+            )
         return {"verdicts": verdicts}
 
     instance = weighted_instance()

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from papergym.cli import app
 from papergym.errors import BadInputError
 from papergym.fakellm import FakeOpenAIServer
+from papergym.fakellm.plausible_judge import first_span
 from papergym.records import Criterion, GeneralCriterion, Instance, Rubric
 from papergym.reward import runtime, verl
 from papergym.reward.judge import RubricJudge
@@ -207,7 +208,12 @@ def _verdicts(request: dict[str, Any]) -> dict[str, Any]:
     prompt = str(request["messages"][0]["content"])
     listed = prompt.split("Criteria (", 1)[1].split("Plan to grade:", 1)[0]
     ids = re.findall(r"^(\d+)\. ", listed, re.MULTILINE)
-    return {"verdicts": [{"criterion_id": int(n), "reason": "r", "verdict": 1} for n in ids]}
+    return {
+        "verdicts": [
+            {"criterion_id": int(n), "reason": "r", "quote": first_span(request), "verdict": 1}
+            for n in ids
+        ]
+    }
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from papergym.fakellm import extract_schema
+from papergym.fakellm.plausible_judge import first_span
 from papergym.jsonl import write_jsonl
 from papergym.records import Instance
 from support.instances import rubric_instance
@@ -93,6 +94,7 @@ def _judge(request: dict[str, Any]) -> str | dict[str, Any]:
             {
                 "criterion_id": int(n),
                 "reason": f"criterion {n}: {text}",
+                "quote": first_span(request) if "YES" in text else None,
                 "verdict": int("YES" in text),
             }
             for n, text in found

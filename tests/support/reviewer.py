@@ -31,8 +31,8 @@ def review_answer(rating: int, profile: str) -> dict[str, Any]:
     """A valid review with ``rating``."""
     return {
         "summary": f"The paper proposes a method ({profile} view).",
-        "strengths": ["Clear problem statement."],
-        "weaknesses": ["Few baselines."],
+        "strengths": [{"point": "Clear problem statement.", "quote": None}],
+        "weaknesses": [{"point": "Few baselines.", "quote": None}],
         "questions": ["How does it scale?"],
         "soundness": 3,
         "presentation": 2,

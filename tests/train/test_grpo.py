@@ -18,6 +18,7 @@ from safetensors.torch import load_file
 from transformers import AutoModelForCausalLM
 
 from papergym.fakellm import FakeOpenAIServer
+from papergym.fakellm.plausible_judge import first_span
 from papergym.records import Instance, Verdict
 from papergym.reward.judge import RubricJudge
 from papergym.reward.reward import RubricReward
@@ -194,7 +195,12 @@ def every_criterion_met(request: dict[str, Any]) -> dict[str, Any]:
     """A judge that passes every criterion it is shown (ids read from its numbered list)."""
     listed = str(request["messages"][0]["content"]).split("Criteria (", 1)[1]
     ids = re.findall(r"^(\d+)\. ", listed.split("Plan to grade:", 1)[0], re.MULTILINE)
-    return {"verdicts": [{"criterion_id": int(n), "reason": "met", "verdict": 1} for n in ids]}
+    quote = first_span(request)
+    return {
+        "verdicts": [
+            {"criterion_id": int(n), "reason": "met", "quote": quote, "verdict": 1} for n in ids
+        ]
+    }
 
 
 def test_grpo_with_the_llm_judge_over_http(make_context: ContextFactory, tmp_path: Path) -> None:
@@ -215,5 +221,6 @@ def test_grpo_with_the_llm_judge_over_http(make_context: ContextFactory, tmp_pat
     [record] = ctx.metrics.read()
     assert judged >= TINY_GRPO["num_generations"]  # every answer went through HTTP
     assert record["unscored"] == 0
+    assert record["unbacked_rate"] == 0.0  # every "met" quoted the answer it judged
     assert record["reward"] == record["reward_specific"] == record["reward_general"] == 1.0
     assert summary["steps"] == 1 and summary["mean_reward"] == 1.0

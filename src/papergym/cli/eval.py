@@ -32,7 +32,7 @@ from papergym.eval.records import (
     EvalSummary,
 )
 from papergym.eval.run import refuse_foreign_folder, run_eval
-from papergym.eval.summary import alpha_text
+from papergym.eval.summary import alpha_text, unbacked_text
 from papergym.eval.systems import ResolvedSystem, resolve_systems
 from papergym.llm.report import usage_table
 from papergym.llm.usage import UsageTracker
@@ -194,6 +194,7 @@ _COLUMNS = (
     "len~reward r",
     "scored",
     "unscored",
+    "unbacked",
 )
 
 
@@ -215,6 +216,7 @@ def _systems_table(summary: EvalSummary) -> Table:
             "-" if r.r is None else f"{r.r:+.2f}",
             str(s.scored),
             str(s.unscored),
+            unbacked_text(s),
         )
     return table
 

@@ -174,6 +174,8 @@ def eval_score(answer: EvalAnswer, instance: Instance, score: Score) -> EvalScor
             weight=v.weight,
             passed=v.passed,
             reason=v.reason,
+            quote=v.quote,
+            unbacked=v.unbacked,
         )
         for v in score.verdicts
     )

@@ -98,6 +98,14 @@ class EvalVerdict(Record):
     weight: float = 1.0
     passed: bool | None = Field(description="None when the judge's answer could not be scored.")
     reason: str = ""
+    quote: str | None = Field(
+        default=None, description="The span of the answer the LLM judge quoted for 'met'."
+    )
+    unbacked: Literal["quote_missing", "quote_not_found"] | None = Field(
+        default=None,
+        description="Why the judge's 'met' was turned to not met: no quote, or a quote not in "
+        "the answer.",
+    )
 
 
 class EvalScore(Record):
@@ -147,6 +155,19 @@ class SystemSummary(Record):
     scored: int
     unscored: int = Field(description="Answers the judge could not score; excluded from means.")
     unscored_reasons: dict[str, int] = Field(default_factory=dict)
+    unbacked: int = Field(
+        default=0,
+        description="The LLM judge's 'met' verdicts whose quote was not in the answer (turned "
+        "to not met), over scored answers.",
+    )
+    met_claimed: int = Field(
+        default=0,
+        description="The 'met' verdicts the judge gave with a quote checked (backed plus "
+        "unbacked); 0 for a judge that quotes nothing.",
+    )
+    unbacked_rate: float | None = Field(
+        default=None, description="unbacked / met_claimed; None when met_claimed is 0."
+    )
     reward: Estimate
     specific: Estimate
     general: Estimate

@@ -28,6 +28,7 @@ from papergym.eval.records import (
     SystemSummary,
 )
 from papergym.eval.stats import bootstrap_mean, correlation, paired_difference
+from papergym.quotes import tally
 
 PerQuestion = dict[str, float]
 """Question id → the mean of its values over the samples that had one."""
@@ -90,6 +91,14 @@ def _pass_rate(scores: Sequence[EvalScore], keep: Callable[[EvalVerdict], bool])
     return {key: passed / total for key, (passed, total) in counts.items() if total}
 
 
+def unbacked_text(summary: SystemSummary) -> str:
+    """A system's unbacked verdicts for a table: ``3/40 (7.5%)``, or ``—`` when its judge
+    quotes nothing."""
+    if summary.unbacked_rate is None:
+        return "—"
+    return f"{summary.unbacked}/{summary.met_claimed} ({summary.unbacked_rate:.1%})"
+
+
 def system_summary(
     system: EvalSystem, scores: Sequence[EvalScore], boot: Bootstrap
 ) -> SystemSummary:
@@ -105,6 +114,7 @@ def system_summary(
     )
     words = [float(s.words) for s in scored]
     values = [s.value for s in scored if s.value is not None]
+    quotes = tally(v for s in scored for v in s.verdicts)
     return SystemSummary(
         system=system,
         answers=len(scores),
@@ -113,6 +123,9 @@ def system_summary(
         unscored_reasons=dict(
             Counter(s.unscored_reason or "unknown" for s in scores if not s.scored)
         ),
+        unbacked=quotes.unbacked,
+        met_claimed=quotes.claimed,
+        unbacked_rate=quotes.rate,
         reward=boot.mean(per_question(scored, lambda s: s.value)),
         specific=boot.mean(per_question(scored, lambda s: s.specific)),
         general=boot.mean(per_question(scored, lambda s: s.general)),

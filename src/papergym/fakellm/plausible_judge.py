@@ -8,7 +8,9 @@ bound the ids (only the judge's own check does), it is absent when a backend sen
 prompt's answer. So a rubric-judge prompt is recognised by its opening, before any other, and
 answered from the criteria it lists: criterion ``k`` is met when the graded text contains at
 least half of the criterion's key terms (words of five letters or more, compared by their first
-five letters), and the reason names what was found or missed. A pitfall (``[PITFALL] ...``) is
+five letters), the reason names what was found or missed, and a met verdict quotes the first
+sentence of the graded text holding one of those terms, copied as it is (the judge's quote
+check finds it there). A pitfall (``[PITFALL] ...``) is
 read the same way: "met" means the text makes the mistake it describes.
 
 Like every answer of :mod:`papergym.fakellm.plausible`, this is a pure function of the request.
@@ -31,6 +33,7 @@ PITFALL_TAG = "[PITFALL] "  # papergym.reward.judge.PITFALL_TAG, as the criteria
 STEM = 5  # letters compared: "partition" and "partitioned" are one term
 _COUNT = re.compile(r"exactly (\d+) verdicts, one for each criterion_id")
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
+_SPAN = re.compile(r"[^.!?\n]+[.!?]?")  # a sentence, or a line without a full stop
 _GENERIC = frozenset(
     (
         "about", "above", "after", "again", "against", "answer", "answers", "approach", "before",
@@ -55,10 +58,27 @@ def judge_answer(request: dict[str, Any]) -> JSONDict | None:
     terms = _stems(graded)
     return {
         "verdicts": [
-            _verdict(number, criteria.get(number, ""), terms, noun)
+            _quoted(_verdict(number, criteria.get(number, ""), terms, noun), criteria, graded)
             for number in range(1, count + 1)
         ]
     }
+
+
+def graded_text(request: dict[str, Any]) -> str:
+    """The text a rubric-judge request grades, as its prompt shows it; empty for any other
+    request."""
+    prompt = next(iter(user_texts(request)), "")
+    found = _COUNT.search(prompt)
+    if not prompt.startswith(JUDGE_OPENINGS) or found is None:
+        return ""
+    return listed_criteria(prompt, int(found.group(1)))[1]
+
+
+def first_span(request: dict[str, Any]) -> str | None:
+    """The first sentence (or line) of the text a rubric-judge request grades, copied as it
+    is: a quote that backs any "met" a scripted judge gives (``None`` when there is no text)."""
+    spans = [m.group().strip() for m in _SPAN.finditer(graded_text(request)) if m.group().strip()]
+    return spans[0] if spans else None
 
 
 def listed_criteria(prompt: str, count: int) -> tuple[dict[int, str], str]:
@@ -90,6 +110,29 @@ def _verdict(number: int, criterion: str, graded: set[str], noun: str) -> JSONDi
     else:
         reason = f"The {noun} gives nothing this criterion could be checked against."
     return {"criterion_id": number, "reason": reason, "verdict": int(met)}
+
+
+def _quoted(verdict: JSONDict, criteria: dict[int, str], graded: str) -> JSONDict:
+    """``verdict`` with its quote (reason, quote, verdict: the order the judge asks for)."""
+    met = verdict["verdict"] == 1
+    quote = _quote(criteria.get(verdict["criterion_id"], ""), graded) if met else None
+    return {
+        "criterion_id": verdict["criterion_id"],
+        "reason": verdict["reason"],
+        "quote": quote,
+        "verdict": verdict["verdict"],
+    }
+
+
+def _quote(criterion: str, graded: str) -> str | None:
+    """The first sentence (or line) of ``graded`` holding a key term of ``criterion``, copied
+    as it is: the span a met verdict quotes; ``None`` when none holds one (then the verdict
+    is not met either)."""
+    wanted = {t[:STEM] for t in key_terms(criterion.removeprefix(PITFALL_TAG))}
+    for found in _SPAN.finditer(graded):
+        if wanted & _stems(found.group()):
+            return found.group().strip()
+    return None
 
 
 def key_terms(text: str) -> list[str]:

@@ -71,12 +71,16 @@ def _review(prompt: str, request: dict[str, Any]) -> JSONDict:
     rating = window[seed % len(window)] if window else 5
     return {
         "summary": " ".join(found[:2]) or "The paper proposes a method and evaluates it.",
-        "strengths": [f"A clear contribution: {_lower_first(s)}" for s in found[2:4]]
-        or ["The problem is clearly motivated."],
-        "weaknesses": [
-            f"The evidence for this claim is thin: {_lower_first(s)}" for s in found[4:6]
+        # each point quotes the paper's sentence it rests on, as the reviewer prompt asks
+        "strengths": [
+            {"point": f"A clear contribution: {_lower_first(s)}", "quote": s} for s in found[2:4]
         ]
-        or ["The evaluation is too small to support the claims."],
+        or [{"point": "The problem is clearly motivated.", "quote": None}],
+        "weaknesses": [
+            {"point": f"The evidence for this claim is thin: {_lower_first(s)}", "quote": s}
+            for s in found[4:6]
+        ]
+        or [{"point": "The evaluation is too small to support the claims.", "quote": None}],
         "questions": ["How sensitive are the results to the main hyperparameters?"],
         "soundness": 2 + seed % 2,
         "presentation": 2 + (seed // 2) % 2,

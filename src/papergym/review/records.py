@@ -52,6 +52,19 @@ def scale_value(rating: float, scale: VenueScale = ICLR) -> float:
     return min(1.0, max(0.0, value))
 
 
+class Citation(Record):
+    """A passage of the paper a reviewer quoted for one of its strengths or weaknesses, and
+    whether the paper (as the reviewer read it) holds it: an unbacked citation is recorded and
+    counted, and changes nothing else (the rating stands)."""
+
+    claim: Literal["strength", "weakness"]
+    index: int = Field(ge=0, description="The item's place in strengths or weaknesses, from 0.")
+    quote: str
+    found: bool = Field(
+        description="The quote is in the paper (case, whitespace and typography forgiven)."
+    )
+
+
 class Review(Record):
     """One simulated reviewer's review of a paper."""
 
@@ -66,6 +79,16 @@ class Review(Record):
     contribution: int = Field(ge=1, le=4)
     rating: int = Field(description="Overall rating on the venue's scale.")
     confidence: int = Field(ge=1, le=5)
+    citations: list[Citation] = Field(
+        default_factory=list,
+        description="The passages the reviewer quoted for its strengths and weaknesses (items "
+        "that quote nothing have none).",
+    )
+
+    @property
+    def unbacked_citations(self) -> int:
+        """Citations whose quote is not in the paper."""
+        return sum(not c.found for c in self.citations)
 
 
 class UnscoredReview(Record):

@@ -86,7 +86,8 @@ def reviews_markdown(records: Sequence[PaperReview]) -> str:
 
 
 def summary(records: Sequence[PaperReview], *, resumed: int, failed: int) -> dict[str, Any]:
-    """The run's summary: papers, scored or not, reviews, mean score and decisions."""
+    """The run's summary: papers, scored or not, reviews, the passages the reviews quoted
+    and how many of those are not in the paper, mean score and decisions."""
     scores = [r.score for r in records if r.score is not None]
     decisions = Counter(r.decision for r in records if r.decision is not None)
     return {
@@ -99,6 +100,8 @@ def summary(records: Sequence[PaperReview], *, resumed: int, failed: int) -> dic
         "papers_unscored": len(records) - len(scores),
         "reviews_scored": sum(len(r.reviews) for r in records),
         "reviews_unscored": sum(len(r.unscored) for r in records),
+        "citations": sum(len(v.citations) for r in records for v in r.reviews),
+        "unbacked_citations": sum(v.unbacked_citations for r in records for v in r.reviews),
         "mean_score": statistics.fmean(scores) if scores else None,
         "accept": decisions.get("accept", 0),
         "reject": decisions.get("reject", 0),

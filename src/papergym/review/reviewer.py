@@ -18,6 +18,13 @@ For each paper, :class:`LLMReviewer`
    never a 0 — and decides by the configured threshold (``score >= threshold``), never from
    text; a rating of 10 stays 10;
 6. writes a meta-review (text only, one more call), which never changes score or decision.
+
+**Citations.** Each strength and weakness may quote the passage of the paper it rests on (null
+for something the paper lacks). The quote is checked against the paper as the reviewer read it
+(:func:`papergym.quotes.quote_problem`: case, whitespace and typography forgiven, paraphrase
+not) and kept as a :class:`~papergym.review.records.Citation`; one not in the paper is recorded
+and counted (``unbacked_citations`` in the run's summary and the reward's logs), and changes
+neither the rating nor the score.
 """
 
 from __future__ import annotations
@@ -46,10 +53,12 @@ from papergym.llm.types import (
     SamplingParams,
     Usage,
 )
+from papergym.quotes import QUOTE_MISSING, quote_problem
 from papergym.review.anonymise import Anonymised, anonymise
 from papergym.review.fit import Fitted, fit_paper
 from papergym.review.records import (
     ICLR,
+    Citation,
     PaperReview,
     Review,
     UnscoredReview,
@@ -154,6 +163,18 @@ def panel(
     return chosen
 
 
+class CitedPoint(BaseModel):
+    """A strength or weakness, and the passage of the paper it rests on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    point: str = Field(description="The strength or weakness, in your own words.")
+    quote: str | None = Field(
+        description="The passage of the paper it rests on, copied word for word; null when it "
+        "rests on no single passage (something the paper lacks)."
+    )
+
+
 class ReviewAnswer(BaseModel):
     """One reviewer's review of a paper (the rating is restricted per venue, see
     :func:`answer_schema`)."""
@@ -161,8 +182,8 @@ class ReviewAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     summary: str = Field(description="What the paper does and claims, in your own words.")
-    strengths: list[str] = Field(description="The main strengths, one per item.")
-    weaknesses: list[str] = Field(description="The main weaknesses, one per item.")
+    strengths: list[CitedPoint] = Field(description="The main strengths, one per item.")
+    weaknesses: list[CitedPoint] = Field(description="The main weaknesses, one per item.")
     questions: list[str] = Field(description="Questions for the authors, one per item.")
     soundness: Literal[1, 2, 3, 4] = Field(description="1 poor, 2 fair, 3 good, 4 excellent.")
     presentation: Literal[1, 2, 3, 4] = Field(description="1 poor, 2 fair, 3 good, 4 excellent.")
@@ -421,7 +442,7 @@ class LLMReviewer:
         answer = result.parsed
         if answer is None:  # the layer validates a schema call; a None means a bug upstream
             return UnscoredReview(reviewer=name, seed=seed, reason="unparseable: no answer")
-        return Review(reviewer=name, seed=seed, **_fields(answer))
+        return Review(reviewer=name, seed=seed, **_fields(answer, paper))
 
     async def _meta(self, paper: str, reviews: Sequence[Review]) -> str | None:
         try:
@@ -444,9 +465,32 @@ def _tokens(chars: float) -> int:
     return int(chars / CHARS_PER_TOKEN) + 1
 
 
-def _fields(answer: ReviewAnswer) -> dict[str, Any]:
-    data = answer.model_dump()
-    for key in ("strengths", "weaknesses", "questions"):
-        data[key] = [" ".join(item.split()) for item in data[key] if item.strip()]
+def _fields(answer: ReviewAnswer, paper: str) -> dict[str, Any]:
+    """The review's fields, its points' quotes checked against ``paper`` (as the reviewer read
+    it) into citations."""
+    data = answer.model_dump(exclude={"strengths", "weaknesses"})
+    data["questions"] = [" ".join(item.split()) for item in data["questions"] if item.strip()]
     data["summary"] = " ".join(data["summary"].split())
+    strengths = [p for p in answer.strengths if p.point.strip()]
+    weaknesses = [p for p in answer.weaknesses if p.point.strip()]
+    data["strengths"] = [" ".join(p.point.split()) for p in strengths]
+    data["weaknesses"] = [" ".join(p.point.split()) for p in weaknesses]
+    data["citations"] = cited("strength", strengths, paper) + cited("weakness", weaknesses, paper)
     return data
+
+
+def cited(
+    claim: Literal["strength", "weakness"], points: Sequence[CitedPoint], paper: str
+) -> list[Citation]:
+    """The citations of ``points`` (those that quote something), each checked against
+    ``paper``: a quote not in it is kept with ``found=False``, to be counted."""
+    return [
+        Citation(
+            claim=claim,
+            index=index,
+            quote=" ".join(point.quote.split()),
+            found=quote_problem(point.quote, paper) is None,
+        )
+        for index, point in enumerate(points)
+        if point.quote is not None and quote_problem(point.quote, "") != QUOTE_MISSING
+    ]

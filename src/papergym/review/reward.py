@@ -77,6 +77,10 @@ class ReviewScore(Record):
     value is the mean of the rest (``review.partial=flag``), or None (``unscored``)."""
     answer_truncated: bool = False
     """The text was cut to the answer limit (``review.max_answer_chars``) before review."""
+    citations: int = 0
+    """Passages of the text the reviews quoted for their strengths and weaknesses."""
+    unbacked_citations: int = 0
+    """Of those, the quotes not in the text: counted, the rating unchanged."""
 
     @property
     def scored(self) -> bool:
@@ -104,6 +108,8 @@ def score_of(
         "reviews": len(review.reviews),
         "unscored": len(reasons),
         "asked": len(review.reviews) + len(reasons),
+        "citations": sum(len(r.citations) for r in review.reviews),
+        "unbacked_citations": sum(r.unbacked_citations for r in review.reviews),
     }
     if review.score is None:
         first = f"all {len(reasons)} review(s) unscored; first: {reasons[0]}" if reasons else None
@@ -291,12 +297,15 @@ def openrlhf_logs(results: Sequence[ReviewScore]) -> dict[str, list[float]]:
 
 
 def trl_logs(results: Sequence[ReviewScore]) -> dict[str, float]:
-    """The mean rating of the scored texts, how many were unscored, and how many were scored
-    from fewer reviews than asked."""
+    """The mean rating of the scored texts, how many were unscored, how many were scored
+    from fewer reviews than asked, and the share of the reviews' quotes not in the text."""
     logs: dict[str, float] = {}
     ratings = [s.rating for s in results if s.rating is not None]
     if ratings:
         logs["review/rating_mean"] = statistics.fmean(ratings)
     logs["review/unscored"] = float(sum(not s.scored for s in results))
     logs["review/partial"] = float(sum(s.partial for s in results))
+    cited = sum(s.citations for s in results)
+    if cited:  # no rate for reviews that quote nothing (the offline baseline), never 0
+        logs["review/unbacked_citation_rate"] = sum(s.unbacked_citations for s in results) / cited
     return logs

@@ -58,6 +58,7 @@ from papergym.llm.verdicts import (
     wrong_count_reason,
 )
 from papergym.llm.verdicts import judgement_schema as schema_for
+from papergym.quotes import quote_problem
 from papergym.records import Criterion, GeneralCriterion, Instance, SourceKind, Verdict
 
 Kind = Literal["specific", "general"]
@@ -68,8 +69,8 @@ GENERAL_STAGE = "reward:general"
 STAGES: dict[Kind, str] = {"specific": SPECIFIC_STAGE, "general": GENERAL_STAGE}
 """The stage names the judge's calls are accounted under in the usage table."""
 
-TOKENS_PER_VERDICT = 160
-"""Room for one verdict (id, a short reason, the 0/1) when sizing ``max_tokens``.
+TOKENS_PER_VERDICT = 224
+"""Room for one verdict (id, a short reason, a quoted span, the 0/1) when sizing ``max_tokens``.
 
 More than the leakage judge's :data:`papergym.audit.judge.TOKENS_PER_VERDICT` on purpose: the
 rubric prompt asks for one or two sentences of reason, the leakage prompt for one."""
@@ -92,7 +93,7 @@ PITFALL_RULES = (
     f"Criteria marked {PITFALL_TAG} describe a mistake, not a quality. For those, the verdict "
     "says whether the plan makes the mistake: 1 only when the plan clearly and explicitly makes "
     "it, otherwise 0 (a plan that avoids or warns against the mistake gets 0). The reason names "
-    "where the plan makes the mistake, or says that it does not."
+    "where the plan makes the mistake, or says that it does not; the quote copies where."
 )
 
 DOCUMENT_REFERENCE_INTRO = (
@@ -110,14 +111,21 @@ DOCUMENT_PITFALL_RULES = (
     f"Criteria marked {PITFALL_TAG} describe a mistake, not a quality. For those, the verdict "
     "says whether the answer makes the mistake: 1 only when the answer clearly and explicitly "
     "makes it, otherwise 0 (an answer that avoids or warns against the mistake gets 0). The "
-    "reason names where the answer makes the mistake, or says that it does not."
+    "reason names where the answer makes the mistake, or says that it does not; the quote "
+    "copies where."
 )
 
 
 class JudgeVerdict(NumberedVerdict):
-    """The judge's answer for one criterion: the reason first, then the 0/1 verdict."""
+    """The judge's answer for one criterion: the reason, the quote that backs a "met", then
+    the 0/1 verdict."""
 
     reason: str = Field(description="One or two sentences: what meets the criterion, or not.")
+    quote: str | None = Field(
+        default=None,
+        description="For verdict 1: the span of the text that meets the criterion, copied "
+        "word for word. null for verdict 0.",
+    )
     verdict: Literal[0, 1] = Field(description="1 if the plan clearly meets the criterion.")
 
 
@@ -213,20 +221,39 @@ def unscored(ids: Sequence[str], kind: Kind, reason: str) -> list[Verdict]:
     return [Verdict(criterion_id=i, passed=None, reason=reason, kind=kind) for i in ids]
 
 
+def checked_verdict(ident: str, verdict: JudgeVerdict, answer: str, kind: Kind) -> Verdict:
+    """One criterion's verdict, a "met" kept only when its quote is in ``answer``.
+
+    A "met" whose quote is missing or not in the answer (:func:`~papergym.quotes.quote_problem`:
+    case, whitespace, typographic quotes and dashes forgiven, paraphrase not) becomes not met,
+    with ``unbacked`` saying why: the judge claimed evidence the answer does not hold. A "not
+    met" keeps no quote.
+    """
+    reason = " ".join(verdict.reason.split())
+    if verdict.verdict != 1:
+        return Verdict(criterion_id=ident, passed=False, reason=reason, kind=kind)
+    quote = " ".join(verdict.quote.split()) if verdict.quote is not None else None
+    problem = quote_problem(quote, answer)
+    return Verdict(
+        criterion_id=ident,
+        passed=problem is None,
+        reason=reason,
+        kind=kind,
+        quote=quote or None,
+        unbacked=problem,
+    )
+
+
 def verdicts_from(
-    judgement: RubricJudgement, ids: Sequence[str], kind: Kind
+    judgement: RubricJudgement, ids: Sequence[str], kind: Kind, answer: str
 ) -> list[Verdict] | None:
-    """Verdicts in criterion order, or ``None`` unless there is exactly one per id 1..n."""
+    """Verdicts in criterion order, each "met" checked against ``answer`` (the text the judge
+    saw), or ``None`` unless there is exactly one per id 1..n."""
     ordered = in_order(judgement.verdicts, len(ids))
     if ordered is None:
         return None
     return [
-        Verdict(
-            criterion_id=ident,
-            passed=verdict.verdict == 1,
-            reason=" ".join(verdict.reason.split()),
-            kind=kind,
-        )
+        checked_verdict(ident, verdict, answer, kind)
         for ident, verdict in zip(ids, ordered, strict=True)
     ]
 
@@ -324,7 +351,9 @@ class RubricJudge:
             )
         except LLMError as error:
             return unscored(ids, kind, failure_reason(error))
-        verdicts = verdicts_from(result.parsed, ids, kind) if result.parsed is not None else None
+        verdicts = (
+            verdicts_from(result.parsed, ids, kind, answer) if result.parsed is not None else None
+        )
         if verdicts is None:
             return unscored(ids, kind, wrong_count_reason(len(ids)))
         return verdicts

@@ -54,6 +54,7 @@ from typing import Any, Protocol
 
 from papergym.llm.structured import strip_reasoning
 from papergym.llm.verdicts import never_answered
+from papergym.quotes import tally
 from papergym.records import Instance, Normalisation, Score, Verdict
 from papergym.reward.cache import DEFAULT_CACHE_SIZE as DEFAULT_CACHE_SIZE
 from papergym.reward.cache import ScoreCache
@@ -252,7 +253,7 @@ class RubricReward:
         return openrlhf_logs(results)
 
     def trl_logs(self, results: Sequence[Score]) -> dict[str, float]:
-        """The means of the specific and general parts, and how many answers were unscored."""
+        """See :func:`trl_logs`."""
         return trl_logs(results)
 
 
@@ -260,22 +261,30 @@ def openrlhf_logs(results: Sequence[Score]) -> dict[str, list[float]]:
     """``rubric_specific`` and ``rubric_general`` per answer (-1.0 marks a part that could not
     be scored) and ``rubric_unscored``. ``rubric_general`` is left out when no answer was given
     a general verdict at all: the offline judge grades no general criteria, and a column of
-    -1.0 would read as a score."""
+    -1.0 would read as a score. ``rubric_unbacked`` (per answer, its "met" verdicts whose quote
+    was not in it) is there only when the judge quotes."""
     logs = {"rubric_specific": [s.specific if s.specific is not None else -1.0 for s in results]}
     if any(v.kind == "general" for s in results for v in s.verdicts):
         logs["rubric_general"] = [s.general if s.general is not None else -1.0 for s in results]
     logs["rubric_unscored"] = [0.0 if s.scored else 1.0 for s in results]
+    if any(tally(s.verdicts).claimed for s in results):  # only a quoting judge has them
+        logs["rubric_unbacked"] = [float(tally(s.verdicts).unbacked) for s in results]
     return logs
 
 
 def trl_logs(results: Sequence[Score]) -> dict[str, float]:
-    """The means of the specific and general parts, and how many answers were unscored."""
+    """The means of the specific and general parts, how many answers were unscored, and the
+    share of the judge's "met" verdicts whose quote was not in the answer (``unbacked_rate``,
+    only when the judge quotes: :func:`papergym.quotes.tally`)."""
     logs: dict[str, float] = {}
     for name in ("specific", "general"):
         values = [getattr(s, name) for s in results if getattr(s, name) is not None]
         if values:
             logs[f"rubric/{name}_mean"] = statistics.fmean(values)
     logs["rubric/unscored"] = float(sum(not s.scored for s in results))
+    quotes = tally(v for s in results for v in s.verdicts)
+    if quotes.rate is not None:  # a judge that quotes nothing has no rate, not a rate of 0
+        logs["rubric/unbacked_rate"] = quotes.rate
     return logs
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from papergym import __version__
 from papergym.errors import BadInputError
 from papergym.jsonl import read_jsonl, write_jsonl, write_text_atomic
+from papergym.quotes import QuoteTally, tally
 from papergym.records import Instance, Score
 from papergym.reward.answers import (
     Answer,
@@ -82,10 +83,24 @@ def score_summary(
     }
     if any(a.sample is not None for a in answers):
         summary.update(_samples_summary(scores, answers))
+    summary.update(unbacked_summary(tally(v for s in scores for v in s.verdicts)))
     summary["judge"] = judge
     summary["written"] = str(out)
     summary["unscored_reasons"] = dict(Counter(s.unscored_reason for s in scores if not s.scored))
     return summary
+
+
+def unbacked_summary(quotes: QuoteTally) -> dict[str, object]:
+    """How many "met" verdicts of a quoting judge were unbacked (their quote not in the answer,
+    so turned to not met), of how many it gave; empty for a judge that quotes nothing (the
+    offline judge): no rate is reported rather than a rate of 0."""
+    if not quotes.claimed:
+        return {}
+    return {
+        "unbacked": quotes.unbacked,
+        "met_claimed": quotes.claimed,
+        "unbacked_rate": quotes.rate,
+    }
 
 
 def _samples_summary(scores: list[Score], answers: list[Answer]) -> dict[str, object]:

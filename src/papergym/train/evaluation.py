@@ -107,6 +107,7 @@ class StepEvaluator:
             "eval/specific": summary.specific.value,
             "eval/general": summary.general.value,
             "eval/unscored": summary.unscored,
+            "eval/unbacked_rate": summary.unbacked_rate,
             "eval/words": summary.words.value,
             "eval/questions": len(self.instances),
             "eval/seconds": round(time.perf_counter() - started, 2),

@@ -53,6 +53,7 @@ GRPO_METRICS = {
     "rubric/specific_mean": "reward_specific",
     "rubric/general_mean": "reward_general",
     "rubric/unscored": "unscored",
+    "rubric/unbacked_rate": "unbacked_rate",
     f"rubric/{TIED_KEY}": TIED_KEY,
     "completions/mean_length": "completion_length",
     "step_time": "step_seconds",
@@ -60,7 +61,8 @@ GRPO_METRICS = {
 """TRL's names → ours in ``metrics.jsonl`` (OPSD's where it logs the same thing). ``reward``,
 ``kl``, ``loss`` and ``learning_rate`` keep TRL's names; ``tied_groups`` is the step's share of
 groups without reward spread (:mod:`papergym.train.grpo_signal`; TRL's own ``frac_reward_zero_std``
-is kept beside it, and undercounts);
+is kept beside it, and undercounts); ``unbacked_rate`` is the step's share of the LLM judge's
+"met" verdicts whose quote was not in the answer (absent for a judge that quotes nothing);
 ``tokens_per_second`` counts prompt plus completion tokens of the sampled answers (TRL's
 ``num_tokens``) per wall second of the whole step: generation, judging and the update."""
 

@@ -347,6 +347,7 @@ def test_answer_with_script_is_shown_as_text(page: tuple[Path, str, str]) -> Non
 def test_markdown_has_the_same_tables(page: tuple[Path, str, str]) -> None:
     _, _, markdown = page
     assert "| system | model | answers | scored | unscored | reward |" in markdown
+    assert "| r(length, reward) | unbacked |" in markdown  # the judge's unquoted "met"s
     assert "### Position bias: how often the answer shown first wins" in markdown
     assert "<svg" not in markdown
     assert md_cell("a|b\n<c>") == "a\\|b &lt;c&gt;"

@@ -22,7 +22,7 @@ from papergym.eval.report.parts import (
     fmt_value,
     point,
 )
-from papergym.eval.summary import alpha_text
+from papergym.eval.summary import alpha_text, unbacked_text
 
 ANSWER_CHARS = 6000  # an example answer longer than this is cut in the page (marked so)
 
@@ -94,6 +94,7 @@ def _system_table(summary: er.EvalSummary) -> Table:
                 else "—",
                 fmt_estimate(s.words, 0),
                 fmt_correlation(pearson) if pearson else "—",
+                unbacked_text(s),
             ]
         )
     return Table(
@@ -111,11 +112,14 @@ def _system_table(summary: er.EvalSummary) -> Table:
             "experiment",
             "words",
             "r(length, reward)",
+            "unbacked",
         ],
         rows,
         note=f"Values are means over questions with their {summary.level:.0%} bootstrap interval "
         f"({summary.resamples} resamples) and n, the questions behind them. Unscored answers "
-        "are left out of the means, never counted as 0.",
+        "are left out of the means, never counted as 0. Unbacked: the LLM judge's 'met' "
+        "verdicts whose quote is not in the answer (turned to not met), of all its 'met' "
+        "verdicts; '—' for a judge that quotes nothing.",
     )
 
 
