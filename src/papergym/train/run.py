@@ -47,6 +47,7 @@ IDENTITY_SECTIONS: tuple[str, ...] = (
     "sft",
     "reward",
     "cycle",
+    "watch",
 )
 """The top-level keys that change what training produces: a run folder is resumed only when
 they are unchanged. The rest of the configuration (``llm``, ``serve``, ``build``, ``audit``,
