@@ -10,6 +10,7 @@ from papergym.train.divergence import (
     criterion_gaps,
     criterion_key,
     divergence,
+    divergence_warnings,
     is_watch_peak,
     pass_rates,
     watch_peak,
@@ -106,3 +107,23 @@ def test_the_watch_peak_is_the_earliest_highest_scored_evaluation() -> None:
     assert not is_watch_peak(series[:2], series[3])  # a tie is not a new peak
     assert not is_watch_peak([], series[2])  # an unscored watch never is
     assert watch_peak(points([0.1], [None])) is None
+
+
+def test_the_run_warns_once_per_stage_with_alarms_naming_criteria_and_best() -> None:
+    alarm = {
+        "first_step": 2,
+        "last_step": 6,
+        "train_change": 0.4,
+        "watch_change": -0.3,
+        "criteria": [{"criterion": "q/c1"}, {"criterion": "q/c2"}],
+    }
+    result = {
+        "stages": [
+            {"stage": "opsd"},  # no watch
+            {"stage": "grpo", "watch": {"alarms": [alarm], "best": {"step": 2, "path": "R/best"}}},
+            {"stage": "sft", "watch": {"alarms": [], "best": None}},
+        ]
+    }
+    (line,) = divergence_warnings(result)
+    assert line.startswith("warning: grpo:") and "steps 2-6" in line
+    assert "q/c1, q/c2" in line and "step 2): R/best" in line

@@ -203,5 +203,5 @@ def test_a_watch_that_judges_as_the_reward_does_is_refused() -> None:
         build_watch(config(watch={"judge": "offline"}))
     # reward.judge auto resolves to offline without an LLM: still the same judge
     auto = TrainConfig.model_validate({"watch": {"judge": "offline"}})
-    with pytest.raises(BadInputError, match="watch.judge=offline"):
+    with pytest.raises(BadInputError, match=r"watch\.judge=offline"):
         build_watch(auto)

@@ -5,6 +5,7 @@ the gap, and ``best/`` holds the weights of the watch's peak. Slow (minutes on a
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -89,11 +90,13 @@ def test_a_hacked_grpo_reward_sets_off_the_alarm(tmp_path: Path, tiny_model: Pat
     evals = {r["step"]: r for r in records if "eval/watch_reward" in r}
     assert sorted(evals) == [1, 2, 3, 4]  # both judges logged at every evaluation
     alarms = [r for r in records if r.get("alarm") == "divergence"]
-    assert alarms, f"no alarm: {[(s, r['eval/reward'], r['eval/watch_reward']) for s, r in evals.items()]}"
+    assert alarms, (
+        f"no alarm: {[(s, r['eval/reward'], r['eval/watch_reward']) for s, r in evals.items()]}"
+    )
     alarm = alarms[0]
     window = range(alarm["first_step"], alarm["last_step"] + 1)
     assert len(window) == 3
-    for before, after in zip(window, window[1:], strict=False):  # rose, while the watch fell
+    for before, after in pairwise(window):  # rose, while the watch fell
         assert evals[after]["eval/reward"] > evals[before]["eval/reward"]
         assert evals[after]["eval/watch_reward"] < evals[before]["eval/watch_reward"]
     named = alarm["criteria"]

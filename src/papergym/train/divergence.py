@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
@@ -168,3 +168,29 @@ def watch_peak(points: Sequence[EvalPoint]) -> EvalPoint | None:
         if is_watch_peak(points[:index], point):
             peak = point
     return peak
+
+
+def divergence_warnings(result: dict[str, Any]) -> list[str]:
+    """One line per stage of a run summary whose watch raised an alarm: when, how far the two
+    judges moved, the criteria driving the gap and where ``best/`` is."""
+    lines = []
+    for stage in result.get("stages", []):
+        watch = stage.get("watch") or {}
+        alarms = watch.get("alarms") or []
+        if not alarms:
+            continue
+        last = alarms[-1]
+        criteria = ", ".join(c["criterion"] for c in last.get("criteria", [])) or "none"
+        best = watch.get("best")
+        where = (
+            f"best/ (the watch's peak, step {best['step']}): {best['path']}"
+            if best
+            else "no best/ saved"
+        )
+        lines.append(
+            f"warning: {stage['stage']}: the training reward rose while the watch judge fell in "
+            f"{len(alarms)} window(s), last at steps {last['first_step']}-{last['last_step']} "
+            f"({last['train_change']:+.3f} vs {last['watch_change']:+.3f}); criteria driving the "
+            f"gap: {criteria}; {where}"
+        )
+    return lines

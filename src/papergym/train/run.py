@@ -8,6 +8,8 @@ Layout of a run folder::
         metrics.jsonl            one record per logged step (loss, reward, lengths, tokens/s...)
         checkpoints/checkpoint-N a resumable state, the last few kept
         final/                   the stage's weights, LoRA merged: the next stage starts here
+        watch.jsonl              with ``watch.judge`` set: each evaluation as both judges saw it
+        best/                    with ``watch.judge`` set: the weights at the watch's peak
         summary.json             written last; a stage with it is finished and is skipped
     2-grpo/ ...
     summary.json                 every stage's summary, and the final model's path
