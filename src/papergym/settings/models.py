@@ -5,7 +5,7 @@ handed to that package as an argument: ``llm`` (:mod:`papergym.llm.config`), ``b
 (:mod:`papergym.recipes.settings`), ``ares`` (:mod:`papergym.recipes.ares.settings`), ``audit``,
 ``reward`` and ``serve`` (:mod:`papergym.reward.settings`), ``eval`` and ``compare``,
 ``review``, ``write``, and the training sections at the top level (``model``, ``lora``,
-``data``, ``opsd``, ``grpo``, ``sft``, ``cycle``, ``stages``: :mod:`papergym.train.settings`),
+``data``, ``opsd``, ``grpo``, ``sft``, ``cycle``, ``watch``, ``stages``: :mod:`papergym.train.settings`),
 so a training file reads as before. Every field carries a description; ``papergym config
 reference`` prints them as one table (docs/config.md).
 """
@@ -38,6 +38,7 @@ from papergym.train.settings import (
     OPSDSettings,
     SFTSettings,
     StageName,
+    WatchSettings,
 )
 from papergym.write.settings import WriteSection
 
@@ -90,6 +91,8 @@ class PaperGymConfig(ConfigSection):
     """Training: the SFT baseline."""
     cycle: CycleSettings = CycleSettings()
     """Training: CycleResearcher's iterative SimPO + NLL against a reviewer (train cycle)."""
+    watch: WatchSettings = WatchSettings()
+    """Training: a second judge of the held-out evaluation and the divergence alarm."""
 
     # a field validator, not a model one: its errors carry the key (``stages``), so an override
     # that set it is named

@@ -18,6 +18,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from papergym.train.evaluation import StepEvaluator, should_evaluate
 from papergym.train.run import MetricsLog, StepHook
+from papergym.train.watch import WatchTracker, record_evaluation
 
 TOKENS_PER_SECOND = "tokens_per_second"
 """The metric :class:`MetricsCallback` adds where the trainer logs a running token count."""
@@ -125,7 +126,8 @@ class EvalCallback(TrainerCallback):
     It runs at ``on_step_end``, before the trainer logs and saves that step, so a kill between
     the two leaves a record past the last checkpoint, which a resumed stage trims
     (:func:`papergym.train.trl_stage.resume_point`) and writes again: each step is evaluated once
-    in the file. ``on_step`` sees each record after it is written.
+    in the file. ``on_step`` sees each record after it is written. With a ``tracker`` (the
+    evaluator has a watch judge), each evaluation also goes through the divergence watch.
     """
 
     def __init__(
@@ -134,11 +136,13 @@ class EvalCallback(TrainerCallback):
         metrics: MetricsLog,
         every: int,
         on_step: StepHook | None = None,
+        tracker: WatchTracker | None = None,
     ) -> None:
         self.evaluator = evaluator
         self.metrics = metrics
         self.every = every
         self.on_step = on_step
+        self.tracker = tracker
 
     def on_step_end(
         self,
@@ -152,8 +156,9 @@ class EvalCallback(TrainerCallback):
             return
         if not should_evaluate(state.global_step, self.every):
             return
-        values = self.evaluator.evaluate(model)
-        self.metrics.write(state.global_step, **values)
+        values = record_evaluation(
+            self.evaluator, self.tracker, self.metrics, state.global_step, model
+        )
         if self.on_step is not None:
             self.on_step(state.global_step, values)
 

@@ -26,6 +26,7 @@ from papergym.train.settings import (
     SFTSettings,
     StageName,
     TinyModelSettings,
+    WatchSettings,
 )
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ class TrainConfig(Protocol):
     def sft(self) -> SFTSettings: ...
     @property
     def cycle(self) -> CycleSettings: ...
+    @property
+    def watch(self) -> WatchSettings: ...
 
     def resolved(self) -> dict[str, Any]:
         """The configuration as plain YAML-able data, secrets masked."""
@@ -92,6 +95,7 @@ __all__ = [
     "StageName",
     "TinyModelSettings",
     "TrainConfig",
+    "WatchSettings",
     "config_yaml",
     "save_config",
 ]

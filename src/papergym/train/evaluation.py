@@ -78,6 +78,15 @@ def step_question_limit(config: TrainConfig) -> int | None:
     return config.eval.step_questions or config.eval.limit
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """One held-out evaluation: its ``eval/*`` values and each judge's scores of the answers."""
+
+    values: dict[str, Any]
+    scores: list[EvalScore]
+    watch_scores: list[EvalScore] | None
+
+
 @dataclass
 class StepEvaluator:
     """Greedy answers to the held-out questions from a model in memory, scored."""
@@ -89,12 +98,35 @@ class StepEvaluator:
     max_tokens: int
     system_prompt: str | None
     boot: Bootstrap
+    watch: RubricReward | None = None
+    """The watch judge (``watch``): scores the same answers, for the divergence alarm."""
 
     def evaluate(self, model: Any) -> dict[str, Any]:
         """The ``eval/*`` values of ``model`` now; the model's train/eval mode is restored."""
+        return self.run(model).values
+
+    def run(self, model: Any) -> Evaluation:
+        """The answers' scores by the reward (and by the watch, when there is one) and the
+        ``eval/*`` values of them: ``eval/watch_*`` are the watch's, on the same answers."""
         started = time.perf_counter()
         answers = self.answers(model)
         scores = self.score(answers)
+        values = self.values(scores)
+        watch_scores = None
+        if self.watch is not None:
+            watch_scores = self.score(answers, self.watch)
+            watched = self.values(watch_scores)
+            values |= {
+                "eval/watch_reward": watched["eval/reward"],
+                "eval/watch_reward_low": watched["eval/reward_low"],
+                "eval/watch_reward_high": watched["eval/reward_high"],
+                "eval/watch_unscored": watched["eval/unscored"],
+            }
+        values["eval/seconds"] = round(time.perf_counter() - started, 2)
+        return Evaluation(values, scores, watch_scores)
+
+    def values(self, scores: Sequence[EvalScore]) -> dict[str, Any]:
+        """The ``eval/*`` statistics of one judge's scores of the held-out answers."""
         summary = system_summary(
             EvalSystem(name=self.name, spec=self.name, kind="model", model=self.name),
             scores,
@@ -110,7 +142,6 @@ class StepEvaluator:
             "eval/unbacked_rate": summary.unbacked_rate,
             "eval/words": summary.words.value,
             "eval/questions": len(self.instances),
-            "eval/seconds": round(time.perf_counter() - started, 2),
         }
 
     def answers(self, model: Any) -> list[EvalAnswer]:
@@ -156,13 +187,18 @@ class StepEvaluator:
             for instance, c in zip(self.instances, completions, strict=True)
         ]
 
-    def score(self, answers: Sequence[EvalAnswer]) -> list[EvalScore]:
+    def score(
+        self, answers: Sequence[EvalAnswer], reward: RubricReward | None = None
+    ) -> list[EvalScore]:
+        """Each answer's score by ``reward`` (default: the training reward); a cut answer is
+        unscored, never 0."""
+        reward = reward or self.reward
         by_id = {i.id: i for i in self.instances}
         judged = [a for a in answers if a.error is None]
         pairs = [(by_id[a.instance_id], a.answer) for a in judged]
-        scores = iter(runtime.run(self.reward.ascore_many(pairs)))
+        scores = iter(runtime.run(reward.ascore_many(pairs)))
         return [
-            unscored_answer(a, self.reward.judge.name)
+            unscored_answer(a, reward.judge.name)
             if a.error is not None
             else eval_score(a, by_id[a.instance_id], next(scores))
             for a in answers
@@ -175,8 +211,10 @@ def step_evaluator(
     rows: dict[str, list[dict[str, Any]]],
     tokenizer: Any,
     reward: RubricReward | None = None,
+    watch: RubricReward | None = None,
 ) -> StepEvaluator | None:
-    """The stage's evaluator, or None when ``eval.steps`` is off or nothing is held out."""
+    """The stage's evaluator, or None when ``eval.steps`` is off or nothing is held out;
+    ``watch`` (when given) scores its answers too."""
     held_out = rows.get("test") or []
     if not config.eval.steps or not held_out:
         return None
@@ -190,6 +228,7 @@ def step_evaluator(
         max_tokens=e.max_tokens,
         system_prompt=config.data.system_prompt,
         boot=Bootstrap(resamples=e.resamples, level=e.level, seed=e.seed),
+        watch=watch,
     )
 
 

@@ -72,17 +72,19 @@ def run_grpo(
     on_step: StepHook | None = None,
     *,
     reward: RubricReward | None = None,
+    watch: RubricReward | None = None,
 ) -> dict[str, Any]:
     """Train ``ctx.init_model`` with GRPO, save it merged to ``ctx.final_dir``, summarise.
 
-    ``reward`` replaces the one built from ``config.reward`` (tests, a custom judge). Resumes
-    from the stage's last checkpoint when there is one.
+    ``reward`` replaces the one built from ``config.reward`` (tests, a custom judge), ``watch``
+    the watch judge built from ``config.watch``. Resumes from the stage's last checkpoint when
+    there is one.
     """
     callback = MetricsCallback(ctx.metrics, rename=GRPO_METRICS, on_step=on_step)
     resume = resume_point(ctx)
     reward = reward or build_reward(ctx.config)
     # the held-out evaluation scores with the very reward GRPO trains on (and shares its cache)
-    trainer = grpo_trainer(ctx, callbacks=[callback, *eval_callbacks(ctx, reward)])
+    trainer = grpo_trainer(ctx, callbacks=[callback, *eval_callbacks(ctx, reward, watch)])
     # The reward function reads the process-wide reward; it is ours only while we train.
     set_shared_reward(reward)
     try:

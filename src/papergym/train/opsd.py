@@ -39,6 +39,7 @@ from transformers import PreTrainedTokenizerBase
 
 from papergym.jsonl import write_text_atomic
 from papergym.llm.hf_backend import left_pad
+from papergym.reward.reward import RubricReward
 from papergym.train.config import OPSDSettings
 from papergym.train.evaluation import StepEvaluator, should_evaluate, step_evaluator
 from papergym.train.losses import generalized_jsd
@@ -54,6 +55,13 @@ from papergym.train.tokens import (
     completion_mask,
     encode_prompts,
     stop_token_ids,
+)
+from papergym.train.watch import (
+    WatchTracker,
+    build_watch,
+    record_evaluation,
+    watch_summary,
+    watch_tracker,
 )
 
 Row = dict[str, Any]
@@ -124,6 +132,7 @@ class OPSDTrainer:
         checkpoints_dir: Path | None = None,
         evaluator: StepEvaluator | None = None,
         eval_steps: int | None = None,
+        tracker: WatchTracker | None = None,
     ) -> None:
         if not rows:
             raise ValueError("OPSD needs at least one training row")
@@ -136,6 +145,7 @@ class OPSDTrainer:
         self.checkpoints_dir = checkpoints_dir
         self.evaluator = evaluator
         self.eval_steps = eval_steps
+        self.tracker = tracker
         self.device = next(model.parameters()).device
         self.pad_id = int(tokenizer.pad_token_id)
         self.stops = stop_token_ids(model, tokenizer)
@@ -321,9 +331,7 @@ class OPSDTrainer:
             # before the checkpoint of the same step: a run killed in between evaluates again
             # after resuming, and the metrics past the checkpoint are trimmed, so once
             if self.evaluator is not None and should_evaluate(self.step, self.eval_steps):
-                scores = self.evaluator.evaluate(self.model)
-                if self.metrics is not None:
-                    self.metrics.write(self.step, **scores)
+                record_evaluation(self.evaluator, self.tracker, self.metrics, self.step, self.model)
             if self.step % self.settings.save_every == 0 or self.step == target:
                 self.save_checkpoint()
         return {"steps": self.step, "mean_loss": _mean(losses), "last_loss": _last(losses)}
@@ -373,13 +381,21 @@ class OPSDTrainer:
         return ~torch.isin(final_tokens, torch.tensor(sorted(self.stops)))
 
 
-def run_opsd(ctx: StageContext, on_step: StepHook | None = None) -> dict[str, Any]:
-    """The OPSD stage of a run: load, wrap in LoRA, resume, train, save the merged model."""
+def run_opsd(
+    ctx: StageContext, on_step: StepHook | None = None, *, watch: RubricReward | None = None
+) -> dict[str, Any]:
+    """The OPSD stage of a run: load, wrap in LoRA, resume, train, save the merged model.
+
+    ``watch`` replaces the watch judge built from ``config.watch`` (tests, a custom judge)."""
     config = ctx.config
     tokenizer = load_tokenizer(ctx.init_model)
     model = load_model(ctx.init_model, config.model.dtype)
     if config.lora.enabled:
         model = with_lora(model, config.lora, config.seed)
+    evaluator = None
+    if config.eval.steps and ctx.rows.get("test"):
+        watch = watch or build_watch(config)
+        evaluator = step_evaluator(config, ctx.stage, ctx.rows, tokenizer, watch=watch)
     trainer = OPSDTrainer(
         model,
         tokenizer,
@@ -388,8 +404,9 @@ def run_opsd(ctx: StageContext, on_step: StepHook | None = None) -> dict[str, An
         seed=config.seed,
         metrics=ctx.metrics,
         checkpoints_dir=ctx.checkpoints_dir,
-        evaluator=step_evaluator(config, ctx.stage, ctx.rows, tokenizer),
+        evaluator=evaluator,
         eval_steps=config.eval.steps,
+        tracker=watch_tracker(evaluator, config.watch, ctx.stage_dir, ctx.metrics),
     )
     resume = ctx.latest_checkpoint()
     if resume is not None:
@@ -398,7 +415,11 @@ def run_opsd(ctx: StageContext, on_step: StepHook | None = None) -> dict[str, An
     ctx.metrics.trim(trainer.step)
     summary = trainer.train(on_step=on_step)
     save_merged(trainer.model, tokenizer, ctx.final_dir)
-    return {**summary, "resumed_from": resume.name if resume else None}
+    return {
+        **summary,
+        "resumed_from": resume.name if resume else None,
+        **watch_summary(ctx.stage_dir, ctx.metrics.read()),
+    }
 
 
 def _without_dropout(model: Any) -> None:

@@ -8,6 +8,8 @@ Layout of a run folder::
         metrics.jsonl            one record per logged step (loss, reward, lengths, tokens/s...)
         checkpoints/checkpoint-N a resumable state, the last few kept
         final/                   the stage's weights, LoRA merged: the next stage starts here
+        watch.jsonl              with ``watch.judge`` set: each evaluation as both judges saw it
+        best/                    with ``watch.judge`` set: the weights at the watch's peak
         summary.json             written last; a stage with it is finished and is skipped
     2-grpo/ ...
     summary.json                 every stage's summary, and the final model's path
@@ -47,6 +49,7 @@ IDENTITY_SECTIONS: tuple[str, ...] = (
     "sft",
     "reward",
     "cycle",
+    "watch",
 )
 """The top-level keys that change what training produces: a run folder is resumed only when
 they are unchanged. The rest of the configuration (``llm``, ``serve``, ``build``, ``audit``,

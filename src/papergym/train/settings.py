@@ -185,6 +185,32 @@ class SFTSettings(ConfigSection):
     """Checkpoints kept (older ones deleted)."""
 
 
+class WatchSettings(ConfigSection):
+    """A second judge of the held-out evaluation during OPSD, GRPO and SFT (``eval.steps``):
+    it scores the same greedy answers as the training reward, and the run warns when the
+    training reward keeps rising while this judge keeps falling (reward hacking).
+
+    The watch is the ``reward`` section with the keys below replaced; ``judge: none`` is off.
+    """
+
+    judge: Literal["none", "offline", "llm"] = "none"
+    """none: no watch; offline: the embedding judge (set ``calibration`` for other settings);
+    llm: the LLM judge role of ``llm_config`` (else of ``llm``)."""
+    patience: int = Field(3, ge=1)
+    """Consecutive evaluations in which the training reward rises while the watch falls before
+    the run warns."""
+    min_change: float = Field(0.0, ge=0.0)
+    """A rise or fall counts only when the mean score moves by more than this."""
+    alpha: float | None = Field(None, ge=0.0, le=1.0)
+    """The watch's weight of the specific criteria (null: ``reward.alpha``)."""
+    calibration: Path | None = None
+    """Offline watch: a calibration file in place of the bundled one (null: ``reward``'s)."""
+    llm_config: Path | None = None
+    """LLM watch: an LLM YAML file for the watch alone (null: ``reward.llm_config``)."""
+    criteria_shown: int = Field(5, ge=1)
+    """Criteria named in a divergence warning, largest gap first."""
+
+
 ReviewerKind = Literal["llm", "offline", "structure"]
 
 

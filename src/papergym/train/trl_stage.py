@@ -29,6 +29,7 @@ from papergym.train.models import (
     torch_dtype,
 )
 from papergym.train.run import MetricsLog, StageContext
+from papergym.train.watch import build_watch, watch_summary, watch_tracker
 
 T = TypeVar("T", bound=Trainer)
 
@@ -63,6 +64,7 @@ def stage_summary(ctx: StageContext, steps: int, resumed: Path | None) -> dict[s
         "last_loss": last_of(records, "loss"),
         "tokens_per_second": round(rate, 2) if rate is not None else None,
         "resumed_from": resumed.name if resumed else None,
+        **watch_summary(ctx.stage_dir, records),
     }
 
 
@@ -130,12 +132,23 @@ def trainer_inputs(ctx: StageContext, callbacks: Sequence[TrainerCallback]) -> d
     }
 
 
-def eval_callbacks(ctx: StageContext, reward: RubricReward | None = None) -> list[TrainerCallback]:
+def eval_callbacks(
+    ctx: StageContext, reward: RubricReward | None = None, watch: RubricReward | None = None
+) -> list[TrainerCallback]:
     """The held-out evaluation every ``eval.steps`` steps, when it is on and something is held
-    out; ``reward`` defaults to the one ``config.reward`` describes."""
-    evaluator = step_evaluator(
-        ctx.config, ctx.stage, ctx.rows, load_tokenizer(ctx.init_model), reward
-    )
-    if evaluator is None or not ctx.config.eval.steps:
+    out; ``reward`` defaults to the one ``config.reward`` describes, ``watch`` to the one
+    ``config.watch`` does (none when ``watch.judge`` is none)."""
+    if not ctx.config.eval.steps or not ctx.rows.get("test"):
         return []
-    return [EvalCallback(evaluator, ctx.metrics, ctx.config.eval.steps)]
+    evaluator = step_evaluator(
+        ctx.config,
+        ctx.stage,
+        ctx.rows,
+        load_tokenizer(ctx.init_model),
+        reward,
+        watch or build_watch(ctx.config),
+    )
+    if evaluator is None:
+        return []
+    tracker = watch_tracker(evaluator, ctx.config.watch, ctx.stage_dir, ctx.metrics)
+    return [EvalCallback(evaluator, ctx.metrics, ctx.config.eval.steps, tracker=tracker)]

@@ -32,6 +32,7 @@ from papergym.cli.train.options import (
 )
 from papergym.records import Instance
 from papergym.settings.train import StageName, TrainConfig, load_config
+from papergym.train.divergence import divergence_warnings
 from papergym.train.grpo_signal import learning_signal_warnings
 from papergym.train.progress import ProgressReport
 from papergym.train.run import held_out_split, quiet_libraries, run_pipeline
@@ -76,7 +77,7 @@ def _run(config: TrainConfig, as_json: bool, log_every: int | None = None) -> No
     if not as_json:
         stdout.print(_summary_table(result))
         stdout.print(f"final model: {result['final_model']}")
-    for warning in learning_signal_warnings(result):
+    for warning in [*learning_signal_warnings(result), *divergence_warnings(result)]:
         stderr.print(warning, highlight=False, markup=False, soft_wrap=True)
     evaluated = _final_eval(config, result, held_out, as_json)
     if as_json:
@@ -162,7 +163,9 @@ EVAL_HELP = (
     "held-out questions greedily every N steps and appends eval/* (reward with its 95% "
     "interval, specific, general, unscored, words) to the stage's metrics.jsonl; the run ends "
     "with a `papergym eval` of the base model and each stage's final model in RUN/eval/ "
-    "(eval.final=false: not)."
+    "(eval.final=false: not). watch.judge=offline|llm scores the same answers with a second "
+    "judge (eval/watch_reward), warns when the reward rises for watch.patience evaluations "
+    "while the watch falls, and keeps the weights of the watch's peak in the stage's best/."
 )
 
 
