@@ -113,6 +113,24 @@ def test_keys_that_do_not_change_training_do_not_block_a_resume(
         run_pipeline(config(tmp_path, build_dir, reward={"alpha": 0.5}), Recorder().runners())
 
 
+def test_a_run_recorded_before_the_watch_section_resumes_and_a_watch_judge_is_refused(
+    tmp_path: Path, build_dir: Path
+) -> None:
+    import yaml
+
+    run_pipeline(config(tmp_path, build_dir), Recorder().runners())
+    record = tmp_path / "run" / "config.yaml"
+    recorded = yaml.safe_load(record.read_text())
+    del recorded["watch"]  # as an earlier release wrote it
+    record.write_text(yaml.safe_dump(recorded, sort_keys=False))
+    (tmp_path / "run" / "2-grpo" / "summary.json").unlink()
+    second = Recorder()
+    run_pipeline(config(tmp_path, build_dir), second.runners())
+    assert [c[0] for c in second.calls] == ["grpo"]  # resumed: no watch then, none now
+    with pytest.raises(BadInputError, match=r"watch.judge: none → offline"):
+        run_pipeline(config(tmp_path, build_dir, watch={"judge": "offline"}), Recorder().runners())
+
+
 def test_config_changes_name_every_differing_key() -> None:
     old = {"output_dir": "a", "opsd": {"steps": 4, "top_k": None}, "stages": ["opsd"]}
     new = {"output_dir": "b", "opsd": {"steps": 4, "beta": 0.1}, "stages": ["grpo", "opsd"]}

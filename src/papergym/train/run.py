@@ -36,6 +36,7 @@ from papergym.jsonl import write_text_atomic
 from papergym.records import Instance
 from papergym.runfolder import RunRecord, differences, resumes
 from papergym.train.config import StageName, TrainConfig
+from papergym.train.settings import WatchSettings
 
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 IDENTITY_SECTIONS: tuple[str, ...] = (
@@ -157,7 +158,7 @@ def prepare_run_dir(config: TrainConfig) -> Path:
     """Create the run folder or accept it for resuming; refuse one from another configuration."""
     out = config.output_dir
     resolved = config.resolved()
-    resumes(out, RUN_RECORD, _identity(resolved), recorded_identity=_identity)
+    resumes(out, RUN_RECORD, _identity(resolved), recorded_identity=_recorded_identity)
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(RUN_RECORD.path(out), yaml.safe_dump(resolved, sort_keys=False))
     return out
@@ -171,6 +172,14 @@ def config_changes(previous: dict[str, Any], current: dict[str, Any]) -> list[st
 
 def _identity(config: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in config.items() if key in IDENTITY_SECTIONS}
+
+
+def _recorded_identity(config: dict[str, Any]) -> dict[str, Any]:
+    """A recorded run's identity; a run recorded before the ``watch`` section existed had no
+    watch judge, which is the section's default (so such a folder still resumes)."""
+    identity = _identity(config)
+    identity.setdefault("watch", WatchSettings().model_dump(mode="json"))
+    return identity
 
 
 def stage_dir(run_dir: Path, index: int, stage: StageName) -> Path:
