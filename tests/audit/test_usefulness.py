@@ -87,8 +87,12 @@ def test_statistics_of_a_criterion_over_groups() -> None:
         _criterion("c", "Routes each query block to key blocks by a gate.", 1.0, 2),
     ]
     groups = [
-        AnswerGroup("i1", "step 0", ({"a": True, "b": True, "c": True}, {"a": False, "b": False, "c": True})),
-        AnswerGroup("i1", "step 1", ({"a": True, "b": True, "c": True}, {"a": True, "b": None, "c": True})),
+        AnswerGroup(
+            "i1", "step 0", ({"a": True, "b": True, "c": True}, {"a": False, "b": False, "c": True})
+        ),
+        AnswerGroup(
+            "i1", "step 1", ({"a": True, "b": True, "c": True}, {"a": True, "b": None, "c": True})
+        ),
     ]
     a = criterion_usefulness(rubric[0], rubric, groups)
     assert (a.scored, a.met, a.unscored, a.constant) == (4, 3, 0, None)
@@ -178,4 +182,6 @@ def test_apply_removes_dropped_reranks_and_reweights() -> None:
 def test_apply_never_empties_a_rubric() -> None:
     decided = [_stats(criterion_id="c1", recommendation="drop")]
     (applied,), warnings = apply_recommendations([_instance(1)], decided)
-    assert applied == _instance(1) and warnings == ["i1: every criterion would be dropped; left unchanged"]
+    assert applied == _instance(1) and warnings == [
+        "i1: every criterion would be dropped; left unchanged"
+    ]

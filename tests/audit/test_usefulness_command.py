@@ -86,7 +86,10 @@ def _eval_folder(tmp_path: Path, *, with_data: bool = True) -> Path:
         for n in range(8)
     ]
     write_jsonl(folder / "scores.jsonl", scores)
-    write_jsonl(folder / "questions.jsonl", [EvalQuestion(instance_id="inst1", question="q", criteria=TEXTS)])
+    write_jsonl(
+        folder / "questions.jsonl",
+        [EvalQuestion(instance_id="inst1", question="q", criteria=TEXTS)],
+    )
     summary = {"data": str(build)} if with_data else {}
     (folder / "summary.json").write_text(json.dumps(summary))
     return folder
@@ -99,8 +102,16 @@ def _by_id(report: dict) -> dict[str, dict]:
 def test_eval_folder_report_and_rubric_file(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = runner.invoke(
-        app, ["audit", "--usefulness", str(_eval_folder(tmp_path)), "-o", str(out), "--json",
-              "audit.usefulness.min_answers=4"]
+        app,
+        [
+            "audit",
+            "--usefulness",
+            str(_eval_folder(tmp_path)),
+            "-o",
+            str(out),
+            "--json",
+            "audit.usefulness.min_answers=4",
+        ],
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
@@ -139,8 +150,15 @@ def test_rubric_file_needs_the_instances(tmp_path: Path) -> None:
     assert "pass --instances" in result.output and not out.exists()
     again = runner.invoke(
         app,
-        ["audit", "--usefulness", str(folder), "-o", str(out),
-         "--instances", str(tmp_path / "build" / "instances.jsonl")],
+        [
+            "audit",
+            "--usefulness",
+            str(folder),
+            "-o",
+            str(out),
+            "--instances",
+            str(tmp_path / "build" / "instances.jsonl"),
+        ],
     )
     assert again.exit_code == 0, again.output
     assert (out / "instances.jsonl").is_file()
@@ -160,8 +178,14 @@ def test_run_folder_reads_the_grpo_groups(tmp_path: Path) -> None:
             bits["c2"] = step % 2
             rows.append("".join(verdict_char(bool(bits[cid])) for cid in TEXTS))
         groups.append(
-            RolloutGroup(step=step, instance_id="inst1", criteria=tuple(TEXTS), weights=(1.0,) * 5,
-                         rewards=(0.5,) * 4, verdicts=tuple(rows))
+            RolloutGroup(
+                step=step,
+                instance_id="inst1",
+                criteria=tuple(TEXTS),
+                weights=(1.0,) * 5,
+                rewards=(0.5,) * 4,
+                verdicts=tuple(rows),
+            )
         )
     write_jsonl(run / "3-grpo" / "rollouts.jsonl", groups)
     result = runner.invoke(app, ["audit", "--usefulness", str(run), "--json"])

@@ -263,7 +263,9 @@ def measure_all(input: UsefulnessInput) -> list[CriterionUsefulness]:
     for criterion in input.criteria:
         rubrics[criterion.instance_id].append(criterion)
     return [
-        criterion_usefulness(criterion, rubrics[criterion.instance_id], groups[criterion.instance_id])
+        criterion_usefulness(
+            criterion, rubrics[criterion.instance_id], groups[criterion.instance_id]
+        )
         for criterion in input.criteria
         if groups.get(criterion.instance_id)
     ]

@@ -59,8 +59,8 @@ def run_usefulness(
             raise BadInputError(out, "output path exists and is not a folder")
         if data.instances is None:
             raise BadInputError(
-                data.source, "its instances were not found, so no rubric file can be written; "
-                "pass --instances"
+                data.source,
+                "its instances were not found, so no rubric file can be written; pass --instances",
             )
     decided = tuple(recommend(stats, section) for stats in measure_all(data))
     report = UsefulnessReport(

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from papergym.audit.settings import UsefulnessSection
-from papergym.audit.usefulness import CriterionUsefulness
+from papergym.audit.usefulness import CriterionUsefulness, Recommendation
 from papergym.records import Instance
 
 
@@ -65,7 +65,10 @@ def _reweight_reasons(stats: CriterionUsefulness, section: UsefulnessSection) ->
 
 
 def _decided(
-    stats: CriterionUsefulness, recommendation: str, weight: float, reasons: tuple[str, ...]
+    stats: CriterionUsefulness,
+    recommendation: Recommendation,
+    weight: float,
+    reasons: tuple[str, ...],
 ) -> CriterionUsefulness:
     return stats.model_copy(
         update={"recommendation": recommendation, "new_weight": weight, "reasons": reasons}

@@ -14,6 +14,7 @@ from papergym.audit.formats import AuditFormat
 from papergym.audit.report import AuditReport, MethodRate, snippet
 from papergym.audit.run import CONFIG_FILE, INSTANCES_FILE, ITEMS_FILE, REPORT_FILE, run_audit
 from papergym.audit.usefulness_report import run_usefulness
+from papergym.cli.audit_usefulness import usefulness_lines, usefulness_table
 from papergym.cli.common import (
     OVERRIDES_HELP,
     ConfigOption,
@@ -25,7 +26,6 @@ from papergym.cli.common import (
     stderr,
     stdout,
 )
-from papergym.cli.audit_usefulness import usefulness_lines, usefulness_table
 from papergym.cli.flags import Given, config_flags, llm_options
 from papergym.cli.groups import single_app
 from papergym.cli.progress import ProgressBar

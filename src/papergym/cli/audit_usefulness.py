@@ -33,7 +33,7 @@ def _row(c: CriterionUsefulness) -> list[str]:
     spread = f"{c.varied_groups}/{c.groups}" if c.groups else "—"
     duplicate = f"{c.duplicate_of} {c.similarity:.2f}" if c.duplicate_of and c.similarity else "—"
     leak = {True: "leaked", False: "no", None: "not measured"}[c.leaked]
-    decision = c.recommendation
+    decision: str = c.recommendation
     if c.recommendation == "reweight":
         decision = f"reweight {c.weight:g}→{c.new_weight:g}"
     return [

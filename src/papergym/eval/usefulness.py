@@ -79,7 +79,9 @@ def _observed_criteria(folder: Path, scores: list[EvalScore]) -> list[RubricCrit
     """The criteria as the verdicts and ``questions.jsonl`` show them (no leakage verdicts)."""
     texts: dict[str, dict[str, str]] = {}
     if (folder / QUESTIONS_FILE).is_file():
-        texts = {q.instance_id: q.criteria for q in read_jsonl(folder / QUESTIONS_FILE, EvalQuestion)}
+        texts = {
+            q.instance_id: q.criteria for q in read_jsonl(folder / QUESTIONS_FILE, EvalQuestion)
+        }
     seen: dict[str, dict[str, tuple[int, float]]] = defaultdict(dict)
     for score in scores:
         for verdict in score.verdicts:

@@ -89,7 +89,9 @@ def run_grpo(
     rollouts.trim(checkpoint_step(resume))
     reward = reward or build_reward(ctx.config)
     # the held-out evaluation scores with the very reward GRPO trains on (and shares its cache)
-    trainer = grpo_trainer(ctx, callbacks=[callback, *eval_callbacks(ctx, reward)], rollouts=rollouts)
+    trainer = grpo_trainer(
+        ctx, callbacks=[callback, *eval_callbacks(ctx, reward)], rollouts=rollouts
+    )
     # The reward function reads the process-wide reward; it is ours only while we train.
     set_shared_reward(reward)
     try:

@@ -58,9 +58,9 @@ def read_run_folder(
     """The GRPO groups of the run ``folder`` (its ``rollouts`` files) and their criteria."""
     groups: list[AnswerGroup] = []
     records: list[RolloutGroup] = []
-    for path in rollouts:
-        stage = path.parent.relative_to(folder)
-        for record in read_jsonl(path, RolloutGroup):
+    for file in rollouts:
+        stage = file.parent.relative_to(folder)
+        for record in read_jsonl(file, RolloutGroup):
             records.append(record)
             groups.append(_answer_group(record, f"{stage} step {record.step}"))
     found, path, note = find_instances(instances or _run_data(folder))
@@ -106,5 +106,7 @@ def _observed_criteria(records: list[RolloutGroup]) -> list[RubricCriterion]:
             zip(record.criteria, record.weights, strict=True)
         ):
             key = (record.instance_id, criterion)
-            seen.setdefault(key, RubricCriterion(record.instance_id, criterion, "", weight, position))
+            seen.setdefault(
+                key, RubricCriterion(record.instance_id, criterion, "", weight, position)
+            )
     return list(seen.values())
