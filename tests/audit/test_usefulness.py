@@ -127,7 +127,7 @@ def test_measure_all_skips_instances_without_answers() -> None:
         ({"scored": 3, "constant": "never", "met": 0}, "keep"),  # too few answers to judge
         ({"leaked": True, "scored": 3}, "drop"),  # leakage needs no answers
         ({"constant": "always", "met": 20, "spread": 0.0}, "drop"),
-        ({"constant": "never", "met": 0, "spread": 0.0}, "drop"),
+        ({"constant": "never", "met": 0, "spread": 0.0}, "keep"),  # hard, not useless
         ({"varied_groups": 0, "spread": 0.0}, "reweight"),
         ({"correlation": -0.5}, "reweight"),
         ({"correlation": None, "spread": None}, "keep"),  # nothing measured: no evidence
@@ -137,6 +137,13 @@ def test_rule(update: dict[str, Any], expected: str) -> None:
     decided = recommend(_stats(**update), SECTION)
     assert decided.recommendation == expected
     assert decided.reasons or expected == "keep"
+
+
+def test_never_met_is_dropped_only_when_asked() -> None:
+    never = _stats(constant="never", met=0, pass_rate=0.0, varied_groups=0, spread=0.0)
+    assert "never met" in recommend(never, SECTION).reasons[0]
+    asked = recommend(never, UsefulnessSection(drop_never_met=True))
+    assert asked.recommendation == "drop"
 
 
 def test_reweight_keeps_the_sign_of_a_pitfall() -> None:

@@ -28,6 +28,10 @@ class UsefulnessSection(ConfigSection):
     min_correlation: float = Field(-0.2, ge=-1.0, le=1.0)
     """Correlation with the rest of the rubric below which a criterion works against the rest
     (it is reweighted)."""
+    drop_never_met: bool = False
+    """Drop a criterion no scored answer met. Off by default: with weak answers (a small policy
+    early in training) a never-met criterion is more often hard than useless, and dropping it
+    would strip the rubric of exactly what training should reach for."""
     reweight_factor: float = Field(0.5, gt=0.0, lt=1.0)
     """What a reweighted criterion's weight is multiplied by (its sign is kept)."""
 

@@ -9,8 +9,10 @@ first rule that applies decides:
    ``duplicate_threshold``): it counts the same thing twice.
 3. **keep** a criterion with fewer than ``min_answers`` scored answers: too little evidence to
    call it useless (and unscored answers are no evidence at all).
-4. **drop** a criterion always met, or never met, over its scored answers: it separated no
-   answers, so it gave no gradient and moved no ranking.
+4. **drop** a criterion always met over its scored answers: it separated no answers, so it
+   gave no gradient and moved no ranking, and answers will not get worse at it. A criterion
+   never met separated none either, but weak answers fail hard criteria: it is **kept** with
+   that reason, and dropped only with ``drop_never_met``.
 5. **reweight** (weight × ``reweight_factor``, sign kept) a criterion whose verdict varied in
    fewer than ``min_spread`` of its groups (little gradient for its weight), or whose
    correlation with the rest of the rubric is below ``min_correlation`` (it pulls against the
@@ -35,9 +37,15 @@ def recommend(stats: CriterionUsefulness, section: UsefulnessSection) -> Criteri
     if stats.scored < section.min_answers:
         reason = f"kept: {stats.scored} scored answers (< {section.min_answers}), too few to judge"
         return _decided(stats, "keep", stats.weight, (reason,))
-    if stats.constant is not None:
+    if stats.constant == "always" or (stats.constant == "never" and section.drop_never_met):
         reason = f"{stats.constant} met in {stats.scored} scored answers: separates none"
         return _decided(stats, "drop", stats.weight, (reason,))
+    if stats.constant == "never":
+        reason = (
+            f"kept: never met in {stats.scored} scored answers (no signal from these answers; "
+            "hard, or unmeetable: check it against the reference)"
+        )
+        return _decided(stats, "keep", stats.weight, (reason,))
     reasons = _reweight_reasons(stats, section)
     if reasons:
         return _decided(stats, "reweight", stats.weight * section.reweight_factor, reasons)
