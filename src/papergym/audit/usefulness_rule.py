@@ -41,10 +41,7 @@ def recommend(stats: CriterionUsefulness, section: UsefulnessSection) -> Criteri
         reason = f"{stats.constant} met in {stats.scored} scored answers: separates none"
         return _decided(stats, "drop", stats.weight, (reason,))
     if stats.constant == "never":
-        reason = (
-            f"kept: never met in {stats.scored} scored answers (no signal from these answers; "
-            "hard, or unmeetable: check it against the reference)"
-        )
+        reason = f"never met in {stats.scored} scored answers: hard or unmeetable, kept"
         return _decided(stats, "keep", stats.weight, (reason,))
     reasons = _reweight_reasons(stats, section)
     if reasons:
