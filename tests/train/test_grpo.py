@@ -19,11 +19,13 @@ from transformers import AutoModelForCausalLM
 
 from papergym.fakellm import FakeOpenAIServer
 from papergym.fakellm.plausible_judge import first_span
+from papergym.jsonl import append_jsonl, read_jsonl
 from papergym.records import Instance, Verdict
 from papergym.reward.judge import RubricJudge
 from papergym.reward.reward import RubricReward
 from papergym.settings.train import RewardSettings, TrainConfig
 from papergym.train.grpo import build_reward, grpo_config, run_grpo
+from papergym.train.rollouts import ROLLOUTS_FILE, RolloutGroup, RolloutLog
 from papergym.train.run import StageContext
 
 ContextFactory = Callable[..., StageContext]
@@ -121,6 +123,9 @@ def test_grpo_resumes_from_its_last_checkpoint(make_context: ContextFactory) -> 
     first = ctx.metrics.read()
     # A crash after logging step 2 but before saving it: the resumed run logs step 2 again.
     ctx.metrics.write(2, reward=-1.0)
+    rollouts = RolloutLog(ctx.stage_dir / ROLLOUTS_FILE)
+    crashed = read_jsonl(rollouts.path, RolloutGroup)[0].model_copy(update={"step": 1})
+    append_jsonl(rollouts.path, crashed)  # the crashed attempt's group of step 2 (0-based 1)
 
     summary = run_grpo(ctx, reward=reward)
 
@@ -129,6 +134,12 @@ def test_grpo_resumes_from_its_last_checkpoint(make_context: ContextFactory) -> 
     assert [r["step"] for r in records] == [1, 2]
     assert records[0] == first[0]  # step 1 was logged by the first run only
     assert records[1]["reward"] != -1.0
+    groups = read_jsonl(rollouts.path, RolloutGroup)
+    assert [g.step for g in groups] == [0, 1]  # each group once, the crashed one replaced
+    for group in groups:
+        assert len(group.verdicts) == TINY_GRPO["num_generations"]
+        assert all(set(row) <= {"0", "1"} for row in group.verdicts)
+        assert len(group.criteria) == len(group.weights) == len(group.verdicts[0]) > 0
     state = json.loads((ctx.checkpoints_dir / "checkpoint-2" / "trainer_state.json").read_text())
     assert state["global_step"] == 2
 
@@ -147,6 +158,9 @@ def test_unscored_answers_count_as_unscored_not_zero(make_context: ContextFactor
     assert summary["tied_share"] == 1.0 and summary["constant_reward"] is None
     assert summary["unscored"] == 2 * completions_per_step
     assert summary["mean_reward"] is None and summary["last_reward"] is None
+    groups = read_jsonl(ctx.stage_dir / ROLLOUTS_FILE, RolloutGroup)
+    assert groups and all(set("".join(g.verdicts)) == {"-"} for g in groups)  # never "0"
+    assert all(r is None for g in groups for r in g.rewards)
 
 
 def test_grpo_batch_counts_completions(make_context: ContextFactory) -> None:

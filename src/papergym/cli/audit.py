@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -12,6 +13,8 @@ from rich.table import Table
 from papergym.audit.formats import AuditFormat
 from papergym.audit.report import AuditReport, MethodRate, snippet
 from papergym.audit.run import CONFIG_FILE, INSTANCES_FILE, ITEMS_FILE, REPORT_FILE, run_audit
+from papergym.audit.usefulness_report import run_usefulness
+from papergym.cli.audit_usefulness import usefulness_lines, usefulness_table
 from papergym.cli.common import (
     OVERRIDES_HELP,
     ConfigOption,
@@ -26,18 +29,45 @@ from papergym.cli.common import (
 from papergym.cli.flags import Given, config_flags, llm_options
 from papergym.cli.groups import single_app
 from papergym.cli.progress import ProgressBar
+from papergym.errors import BadInputError
 from papergym.llm.report import usage_table
-from papergym.settings.load import config_yaml
+from papergym.settings.load import Override, config_yaml, split_arguments
+from papergym.train.usefulness import read_usefulness_folder
 
 app = single_app()
 
 FilesArgument = Annotated[
-    list[str],
+    list[str] | None,
     typer.Argument(
         help="Rubric datasets (.jsonl, .json or .parquet): PaperGym instances.jsonl, "
         "ResearchPlanGen, ResearchQA, RubricHub/HealthBench, or generic "
-        '{"question", "criteria"} records. The format is detected per file. And config '
-        "overrides: " + OVERRIDES_HELP,
+        '{"question", "criteria"} records. The format is detected per file. None with '
+        "--usefulness. And config overrides: " + OVERRIDES_HELP,
+        show_default=False,
+    ),
+]
+UsefulnessOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--usefulness",
+        help="Instead of leakage, audit the usefulness of each criterion in EVAL_DIR (a "
+        "`papergym eval` folder) or RUN_DIR (a training run: its GRPO groups' verdicts, "
+        "STAGE/rollouts.jsonl, else its final evaluation RUN/eval): pass rate, always/never "
+        "met, within-group spread, correlation with the rest of the rubric, near-duplicates "
+        "(token Jaccard), leakage; each criterion is kept, reweighted or dropped (thresholds: "
+        "audit.usefulness.*). With -o it writes usefulness_report.json and instances.jsonl "
+        "with the recommendations applied.",
+        metavar="EVAL_DIR|RUN_DIR",
+        show_default=False,
+    ),
+]
+InstancesOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--instances",
+        help="With --usefulness: the instances (a build folder or an instances.jsonl) the "
+        "answers were judged on, instead of the data the folder recorded. Pass the "
+        "instances.jsonl that `papergym audit -o` wrote to have leakage measured.",
         show_default=False,
     ),
 ]
@@ -69,7 +99,9 @@ OutOption = Annotated[
 )
 @llm_options()
 def audit(
-    files: FilesArgument,
+    files: FilesArgument = None,
+    usefulness: UsefulnessOption = None,
+    instances: InstancesOption = None,
     config: ConfigOption = None,
     format: FormatOption = AuditFormat.auto,
     llm: Given = (),
@@ -81,8 +113,15 @@ def audit(
     """Measure criterion leakage: the share of rubric criteria a reader could infer from the question alone.
 
     A cheap lexical/embedding overlap screen always runs; --judge adds the LLM judge. Rates are reported per dataset, dimension and origin, with the most-leaked criteria.
+
+    With --usefulness EVAL_DIR|RUN_DIR it measures instead how useful each criterion was to the judged answers, and recommends keep, reweight or drop.
     """
-    paths, overrides = paths_and_overrides(files, "dataset")
+    if usefulness is not None:
+        _usefulness(usefulness, instances, files or [], config, [*given, *llm], out, json_output)
+        return
+    if instances is not None:
+        raise BadInputError(None, "--instances goes with --usefulness")
+    paths, overrides = paths_and_overrides(files or [], "dataset")
     resolved = resolve(config, overrides, [*given, *llm])
     with ProgressBar("judge") as bar:
         result = run_audit(
@@ -114,6 +153,31 @@ def audit(
             soft_wrap=True,
         )
         raise typer.Exit(1)
+
+
+def _usefulness(
+    folder: Path,
+    instances: Path | None,
+    arguments: list[str],
+    config: Path | None,
+    given: Sequence[Override],
+    out: Path | None,
+    json_output: bool,
+) -> None:
+    paths, overrides = split_arguments(arguments)
+    if paths:
+        raise BadInputError(Path(paths[0]), "--usefulness takes one folder, not datasets")
+    resolved = resolve(config, overrides, given)
+    data = read_usefulness_folder(folder, instances)
+    report = run_usefulness(data, resolved.audit.usefulness, out)
+    if json_output:
+        print(report.model_dump_json(indent=2))
+        return
+    for line in usefulness_lines(report):
+        stdout.print(line, highlight=False, soft_wrap=True)
+    stdout.print(usefulness_table(report))
+    for path in report.written:
+        stdout.print(f"wrote {path}")
 
 
 def _percent(rate: MethodRate | None) -> str:

@@ -16,10 +16,14 @@ Batch sizes, as TRL 1.16 counts them: ``per_device_train_batch_size`` counts *co
 An answer the judge could not score gets ``None``; TRL turns it into NaN, leaves it out of the
 group mean and standard deviation and gives it a zero advantage, so it neither helps nor hurts
 (SPEC §3: unscored is never a silent 0). The per-step ``unscored`` metric counts them.
+
+Each group's per-criterion verdicts go to the stage's ``rollouts.jsonl``
+(:mod:`papergym.train.rollouts`), which ``papergym audit --usefulness`` reads.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,13 +33,16 @@ from transformers import TrainerCallback
 from trl.trainer.grpo_config import GRPOConfig
 from trl.trainer.grpo_trainer import GRPOTrainer
 
+from papergym.adapters import loop
+from papergym.adapters.trl import score_completions
+from papergym.reward import runtime
 from papergym.reward.factory import make_reward
 from papergym.reward.reward import RubricReward
 from papergym.reward.runtime import set_shared_reward
-from papergym.reward.trl import rubric_reward as trl_rubric_reward
 from papergym.train.callbacks import MetricsCallback
 from papergym.train.config import TrainConfig
 from papergym.train.grpo_signal import TIED_KEY, signal_summary, tied_share
+from papergym.train.rollouts import ROLLOUTS_FILE, RolloutLog
 from papergym.train.run import StageContext, StepHook
 from papergym.train.trl_stage import (
     eval_callbacks,
@@ -82,9 +89,13 @@ def run_grpo(
     """
     callback = MetricsCallback(ctx.metrics, rename=GRPO_METRICS, on_step=on_step)
     resume = resume_point(ctx)
+    rollouts = RolloutLog(ctx.stage_dir / ROLLOUTS_FILE)
+    rollouts.trim(checkpoint_step(resume))
     reward = reward or build_reward(ctx.config)
     # the held-out evaluation scores with the very reward GRPO trains on (and shares its cache)
-    trainer = grpo_trainer(ctx, callbacks=[callback, *eval_callbacks(ctx, reward, watch)])
+    trainer = grpo_trainer(
+        ctx, callbacks=[callback, *eval_callbacks(ctx, reward, watch)], rollouts=rollouts
+    )
     # The reward function reads the process-wide reward; it is ours only while we train.
     set_shared_reward(reward)
     try:
@@ -94,20 +105,29 @@ def run_grpo(
     return grpo_summary(ctx, steps, resume)
 
 
-def grpo_trainer(ctx: StageContext, callbacks: Sequence[TrainerCallback] = ()) -> GRPOTrainer:
-    """The ``GRPOTrainer`` for this stage: model, tokenizer, data, reward function, LoRA."""
+def grpo_trainer(
+    ctx: StageContext,
+    callbacks: Sequence[TrainerCallback] = (),
+    *,
+    rollouts: RolloutLog | None = None,
+) -> GRPOTrainer:
+    """The ``GRPOTrainer`` for this stage: model, tokenizer, data, reward function, LoRA;
+    ``rollouts`` records each group's verdicts."""
     trainer = GRPOTrainer(
         **trainer_inputs(ctx, callbacks),
-        reward_funcs=[grouped_rubric_reward(ctx.config.grpo.num_generations)],
+        reward_funcs=[grouped_rubric_reward(ctx.config.grpo.num_generations, rollouts)],
         args=grpo_config(ctx),
         train_dataset=Dataset.from_list(ctx.rows["train"]),
     )
     return without_console_logs(trainer)
 
 
-def grouped_rubric_reward(group_size: int) -> Callable[..., list[float | None]]:
-    """The rubric reward function TRL calls, which also logs the share of tied groups
-    (``rubric/tied_groups``) among the ``group_size`` answers of each question.
+def grouped_rubric_reward(
+    group_size: int, rollouts: RolloutLog | None = None
+) -> Callable[..., list[float | None]]:
+    """The rubric reward function TRL calls (the process's shared reward), which also logs the
+    share of tied groups (``rubric/tied_groups``) among the ``group_size`` answers of each
+    question and, with ``rollouts``, each group's per-criterion verdicts.
 
     TRL lays each question's answers out consecutively, and every batch a process judges holds
     whole groups (its batch is a multiple of ``num_generations``), so consecutive runs of
@@ -120,9 +140,16 @@ def grouped_rubric_reward(group_size: int) -> Callable[..., list[float | None]]:
         log_metric: Callable[[str, float], None] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        rewards = trl_rubric_reward(prompts, completions, log_metric=log_metric, **kwargs)
+        reward = runtime.shared_reward()
+        results = loop.run(score_completions(reward, completions, kwargs))
+        rewards: list[float | None] = [r.value for r in results]
         if log_metric is not None:
+            for name, value in reward.trl_logs(results).items():
+                log_metric(name, value)
             log_metric(f"rubric/{TIED_KEY}", tied_share(rewards, group_size))
+        if rollouts is not None:
+            state = kwargs.get("trainer_state")
+            rollouts.append(getattr(state, "global_step", 0), results, group_size)
         return rewards
 
     return rubric_reward
@@ -146,6 +173,14 @@ def grpo_config(ctx: StageContext) -> GRPOConfig:
         # The reward reads question/reference/rubric: keep every dataset column.
         remove_unused_columns=False,
     )
+
+
+def checkpoint_step(checkpoint: Path | None) -> int:
+    """The optimiser steps a checkpoint holds (0 for a fresh start)."""
+    if checkpoint is None:
+        return 0
+    state = json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))
+    return int(state["global_step"])
 
 
 def build_reward(config: TrainConfig) -> RubricReward:
