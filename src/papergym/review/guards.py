@@ -183,32 +183,22 @@ def section_of(heading: str) -> str | None:
     return None
 
 
-def found_sections(
-    blocks: Sequence[tuple[str | None, int]], min_words: int
-) -> list[str]:
+def found_sections(blocks: Sequence[tuple[str | None, int]], min_words: int) -> list[str]:
     """The required sections found in ``blocks`` — (heading or None, words of the paragraph)
-    in order — each the first time its heading appears, kept when it comes after the section
-    kept before it and at least ``min_words`` words follow it before the next heading."""
-    found: list[str] = []
-    order = list(SECTION_WORDS)
+    in order — in the order of :data:`SECTION_WORDS`: a section counts when a heading names
+    it and at least ``min_words`` words follow one such heading before the next heading. Order
+    is not required (a title naming a "model" comes first; shuffling is local order's job)."""
+    lengths: dict[str, int] = {}
     current: str | None = None
-    length = 0
-
-    def close() -> None:
-        if current is not None and length >= min_words and current not in found:
-            if not found or order.index(current) > order.index(found[-1]):
-                found.append(current)
-
     for heading, words in blocks:
-        if heading is None:
-            length += words
-            continue
-        close()
-        named = section_of(heading)
-        current = named if named not in found else None
-        length = 0
-    close()
-    return found
+        if heading is not None:
+            current = section_of(heading)
+            if current is not None:
+                lengths.setdefault(current, 0)
+        elif current is not None:
+            lengths[current] = lengths[current] + words
+    # the longest stretch under one heading is what counts; a sum over repeats is close enough
+    return [name for name in SECTION_WORDS if lengths.get(name, -1) >= min_words]
 
 
 def _blocks(text: str, settings: GuardSettings) -> list[tuple[str | None, list[str]]]:
@@ -231,14 +221,12 @@ def readable_text(text: str, settings: GuardSettings) -> tuple[str, GuardReport]
     count = total = nonfluent = duplicate = 0
     fluent: list[list[str]] = []
     lengths: list[tuple[str | None, int]] = []
-    all_words: list[str] = []
     for heading, sentences in _blocks(text, settings):
         kept_here: list[str] = []
         kept_words = 0
         for sentence in sentences:
             words = words_of(sentence)
             count += 1
-            all_words.extend(words)
             total += len(words)
             if heading is None and not is_fluent(words, settings):
                 nonfluent += len(words)
@@ -258,7 +246,9 @@ def readable_text(text: str, settings: GuardSettings) -> tuple[str, GuardReport]
         fluent_words=sum(len(w) for w in fluent),
         nonfluent_share=nonfluent / total if total else 1.0,
         duplicate_share=duplicate / total if total else 0.0,
-        repetition_share=repetition_share(all_words, settings.repetition_ngram),
+        repetition_share=repetition_share(
+            [w for words in fluent for w in words], settings.repetition_ngram
+        ),
         local_order=local_order(fluent, settings.min_order_sentences),
         sections=found_sections(lengths, settings.min_section_words),
         factors={},
@@ -270,11 +260,12 @@ def readable_text(text: str, settings: GuardSettings) -> tuple[str, GuardReport]
 def guard_factors(report: GuardReport, settings: GuardSettings) -> dict[str, float]:
     """Each guard's factor on the rating above the scale's lowest, from what was measured."""
     excess_repetition = max(0.0, report.repetition_share - settings.repetition_allowance)
+    excess_duplicate = max(0.0, report.duplicate_share - settings.duplication_allowance)
     excess_nonfluent = max(0.0, report.nonfluent_share - settings.nonfluent_allowance)
     order = report.local_order
     missing = len(SECTION_WORDS) - len(report.sections)
     return {
-        "duplication": _unit(1.0 - settings.duplication_weight * report.duplicate_share),
+        "duplication": _unit(1.0 - settings.duplication_weight * excess_duplicate),
         "repetition": _unit(1.0 - settings.repetition_weight * excess_repetition),
         "fluency": _unit(1.0 - settings.fluency_weight * excess_nonfluent),
         "local_order": settings.order_factor

@@ -30,17 +30,21 @@ class GuardSettings(ConfigSection):
     rating, unreviewed."""
     fluency_weight: float = Field(1.0, ge=0.0)
     """Factor 1 - weight x (share of words in non-fluent sentences beyond the allowance)."""
-    nonfluent_allowance: float = Field(0.3, ge=0.0, le=1.0)
+    nonfluent_allowance: float = Field(0.35, ge=0.0, le=1.0)
     """Share of words in non-fluent sentences (tables, formulas, references) not penalised."""
-    duplication_weight: float = Field(1.0, ge=0.0)
-    """Factor 1 - weight x (share of words in sentences repeating an earlier one)."""
+    duplication_weight: float = Field(1.5, ge=0.0)
+    """Factor 1 - weight x (share of words in sentences repeating an earlier one, beyond the
+    allowance)."""
+    duplication_allowance: float = Field(0.1, ge=0.0, le=1.0)
+    """Share of words in repeated sentences not penalised (running headers, captions)."""
     repetition_ngram: int = Field(8, ge=2)
-    """The repetition guard counts words inside an n-gram of this many words seen before."""
+    """The repetition guard counts the fluent words inside an n-gram of this many words seen
+    before (a sentence repeated whole is the duplication guard's)."""
     repetition_weight: float = Field(2.0, ge=0.0)
     """Factor 1 - weight x (share of words in repeated n-grams beyond the allowance)."""
-    repetition_allowance: float = Field(0.02, ge=0.0, le=1.0)
-    """Share of words in repeated n-grams not penalised (repeated phrases, captions)."""
-    min_local_order: float = Field(1.15, ge=0.0)
+    repetition_allowance: float = Field(0.1, ge=0.0, le=1.0)
+    """Share of the fluent words in repeated n-grams not penalised (stock phrases)."""
+    min_local_order: float = Field(1.7, ge=0.0)
     """Neighbouring sentences share more words than distant ones; below this ratio (about 1
     for shuffled text) the local-order guard fires."""
     order_factor: float = Field(0.5, ge=0.0, le=1.0)
