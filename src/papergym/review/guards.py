@@ -230,8 +230,8 @@ def readable_text(text: str, settings: GuardSettings) -> tuple[str, GuardReport]
             total += len(words)
             if heading is None and not is_fluent(words, settings):
                 nonfluent += len(words)
-            elif tuple(words) in seen and len(words) >= settings.min_sentence_words:
-                duplicate += len(words)
+            elif tuple(words) in seen:  # read once; a repeated heading is short, not counted
+                duplicate += len(words) if heading is None else 0
             else:
                 seen.add(tuple(words))
                 kept_here.append(sentence)

@@ -14,7 +14,10 @@ import random
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
+
+from papergym.errors import BadInputError
 
 from papergym.records import Record
 from papergym.review.guards import FUNCTION_WORDS, paragraphs, split_sentences
@@ -146,3 +149,27 @@ def _row(probe: str, by_paper: Sequence[Mapping[str, Any]]) -> ProbeRow:
         beats=sum(p > o for p, o in pairs),
         fired=dict(sorted(fired.items())),
     )
+
+
+PAPER_SUFFIXES = (".txt", ".md", ".tex", ".markdown")
+
+
+def read_probe_papers(path: Path, limit: int | None = None) -> list[tuple[str, str]]:
+    """(name, text) of the papers at ``path``: one text file, or a folder's ``*.txt``, ``*.md``,
+    ``*.tex`` files in name order (at most ``limit``); none, or an unreadable one, is bad
+    input."""
+    if path.is_file():
+        files = [path]
+    elif path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix in PAPER_SUFFIXES and p.is_file())
+    else:
+        raise BadInputError(path, "no such file or folder of papers")
+    if not files:
+        raise BadInputError(path, f"holds no paper text ({', '.join(PAPER_SUFFIXES)})")
+    papers: list[tuple[str, str]] = []
+    for file in files[:limit]:
+        try:
+            papers.append((file.stem, file.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as error:
+            raise BadInputError(file, f"cannot read as UTF-8 text ({error})") from None
+    return papers

@@ -295,6 +295,11 @@ class ReviewReward:
         """See :func:`trl_logs`."""
         return trl_logs(results)
 
+    def new_loop(self) -> None:
+        """Before another event loop uses this reward (its concurrency bound belongs to the
+        loop that made it)."""
+        self._cache.new_loop()
+
     def score(self, text: str) -> ReviewScore:
         """Synchronous :meth:`ascore`, for code without an event loop."""
         return self.score_many([text])[0]
