@@ -155,18 +155,20 @@ def repetition_share(words: Sequence[str], n: int) -> float:
 
 def local_order(sentences: Sequence[Sequence[str]], min_sentences: int) -> float | None:
     """Mean word overlap (Jaccard of content words) of neighbouring sentences over that of
-    sentences far apart (half the text away, wrapping round); None with fewer than
-    ``min_sentences`` non-empty sentences or no overlap far apart. About 1 for shuffled text."""
+    sentences far apart (a quarter, a third and half the text away, wrapping round); None with
+    fewer than ``min_sentences`` non-empty sentences or no overlap far apart. Written text is
+    well above 1; shuffled sentences are about 1."""
     bags = [frozenset(w for w in s if w not in FUNCTION_WORDS and len(w) > 2) for s in sentences]
     bags = [b for b in bags if b]
-    if len(bags) < max(min_sentences, 4):
+    count = len(bags)
+    if count < max(min_sentences, 4):
         return None
-    far = len(bags) // 2
-    near = math.fsum(_jaccard(bags[i], bags[i + 1]) for i in range(len(bags) - 1))
-    distant = math.fsum(_jaccard(bags[i], bags[(i + far) % len(bags)]) for i in range(len(bags)))
-    if distant == 0.0:
-        return None
-    return (near / (len(bags) - 1)) / (distant / len(bags))
+    near = math.fsum(_jaccard(bags[i], bags[i + 1]) for i in range(count - 1)) / (count - 1)
+    offsets = sorted({count // 4, count // 3, count // 2})
+    distant = math.fsum(
+        _jaccard(bags[i], bags[(i + k) % count]) for k in offsets for i in range(count)
+    ) / (count * len(offsets))
+    return near / distant if distant > 0.0 else None
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
