@@ -53,6 +53,8 @@ _HEADING = re.compile(
 """A heading: LaTeX ``\\section{..}``, markdown ``# ..``, or a short line alone in its
 paragraph, optionally numbered ("3 EXPERIMENTS", "4.1 Setup")."""
 
+_CAPTION = re.compile(r"(?i)(?:fig(?:ure)?|table|algorithm|listing)\b")
+
 SECTION_WORDS: dict[str, tuple[str, ...]] = {
     "introduction": ("introduction",),
     "method": (
@@ -122,7 +124,12 @@ def heading_of(paragraph: str, max_words: int) -> str | None:
     match = _HEADING.match(paragraph)
     if match is None:
         return None
-    return next(g for g in match.group("latex", "md", "plain") if g is not None).strip()
+    heading = next(g for g in match.group("latex", "md", "plain") if g is not None).strip()
+    if match.group("plain") is None:
+        return heading
+    # a plain line in lower case is a fragment, and a caption names a figure, not a section
+    first = next((c for c in heading if c.isalpha()), "")
+    return heading if first.isupper() and not _CAPTION.match(heading) else None
 
 
 def function_word_share(words: Sequence[str]) -> float:
@@ -204,11 +211,16 @@ def found_sections(blocks: Sequence[tuple[str | None, int]], min_words: int) -> 
 
 
 def _blocks(text: str, settings: GuardSettings) -> list[tuple[str | None, list[str]]]:
-    """The text's paragraphs as (section heading or None, its sentences)."""
+    """The text's paragraphs as (section heading or None, its sentences). Only the first
+    heading naming each required section is one: other short lines are read as sentences
+    (so lines of favourite words dressed as headings are not read)."""
     blocks: list[tuple[str | None, list[str]]] = []
+    named: set[str] = set()
     for paragraph in paragraphs(text):
         heading = heading_of(paragraph, settings.max_heading_words)
-        if heading is not None and section_of(heading) is not None:
+        section = section_of(heading) if heading is not None else None
+        if heading is not None and section is not None and section not in named:
+            named.add(section)
             blocks.append((heading, [paragraph]))
         else:
             blocks.append((None, [s for s in _SENTENCE_END.split(paragraph) if s]))
