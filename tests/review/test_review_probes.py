@@ -8,13 +8,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from support.review_papers import synthetic_paper
+from support.review_papers import FAVOURITES, synthetic_paper, write_baseline
 from typer.testing import CliRunner
 
 from papergym.cli import app
 from papergym.errors import BadInputError
 from papergym.review.guards import split_sentences
-from papergym.review.offline import Baseline, Provenance, baseline_json, tokens
+from papergym.review.offline import tokens
 from papergym.review.probes import (
     probe_reward,
     probe_texts,
@@ -34,7 +34,7 @@ class FavouriteWords:
 
     name = "favourite-words"
 
-    def __init__(self, favourites: set[str]) -> None:
+    def __init__(self, favourites: frozenset[str]) -> None:
         self.favourites = favourites
         self.baseline = type("Weights", (), {"terms": {w: (1.0, 1.0) for w in favourites}})()
 
@@ -54,7 +54,6 @@ class FavouriteWords:
 
 
 PAPER = synthetic_paper(paragraphs_per_section=4)
-FAVOURITES = {"sparaion", "grapaity", "protaure", "auctaance"}
 
 
 def test_probe_texts_are_made_from_the_paper() -> None:
@@ -123,28 +122,11 @@ def test_probe_papers_bad_input(tmp_path: Path) -> None:
     assert read_probe_papers(tmp_path, limit=1) == [("a", "A")]
 
 
-def write_baseline(path: Path) -> Path:
-    """A fitted-baseline file whose only words are the synthetic paper's: the favourites
-    weigh +2, every other word of it nothing (a word-weight reviewer with known favourites)."""
-    words = set(tokens(PAPER.lower()))
-    terms = {w: (1.0, 2.0 if w in FAVOURITES else 0.0) for w in sorted(words)}
-    provenance = Provenance(
-        command="test", data="test", papers=1, ratings=1, accepted=0, version="0",
-        sklearn="0", date="2026-12-02", selection="none",
-    )
-    baseline = Baseline(
-        alpha=1.0, intercept=5.0, terms=terms, threshold=5.5, human_threshold=5.5,
-        provenance=provenance,
-    )
-    path.write_text(baseline_json(baseline), encoding="utf-8")
-    return path
-
-
 def test_check_reward_review_prints_probes_and_strict_fails_unguarded(tmp_path: Path) -> None:
     papers = tmp_path / "papers"
     papers.mkdir()
     (papers / "paper.txt").write_text(PAPER, encoding="utf-8")
-    baseline = f"review.baseline={write_baseline(tmp_path / 'baseline.json')}"
+    baseline = f"review.baseline={write_baseline(tmp_path / 'baseline.json', PAPER)}"
     runner = CliRunner()
     command = ["check-reward", "--reward", "review", str(papers), baseline, "--strict"]
     guarded = runner.invoke(app, [*command, "--json"])

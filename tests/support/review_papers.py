@@ -4,6 +4,12 @@ sentences overlap more than distant ones, and no sentence repeats another."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from papergym.review.offline import Baseline, Provenance, baseline_json, tokens
+
+FAVOURITES = frozenset({"sparaion", "grapaity", "protaure", "auctaance"})
+"""Words of :func:`synthetic_paper` a word-weight reviewer of the tests favours."""
 SECTIONS = ("Introduction", "Method", "Experiments", "Conclusion")
 STEMS = ("spar", "grap", "prot", "auct", "memor", "rewar", "visi", "speec", "lamin", "orbit")
 SUFFIXES = ("ion", "ment", "ness", "ity", "ure", "ance", "ism", "ing")
@@ -36,3 +42,20 @@ def synthetic_paper(markdown: bool = False, paragraphs_per_section: int = 2) -> 
             parts.append(" ".join(sentences))
             paragraph += 1
     return "\n\n".join(parts) + "\n"
+
+
+def write_baseline(path: Path, paper: str) -> Path:
+    """A fitted-baseline file whose only words are the paper's: the favourites
+    weigh +2, every other word of it nothing (a word-weight reviewer with known favourites)."""
+    words = set(tokens(paper.lower()))
+    terms = {w: (1.0, 2.0 if w in FAVOURITES else 0.0) for w in sorted(words)}
+    provenance = Provenance(
+        command="test", data="test", papers=1, ratings=1, accepted=0, version="0",
+        sklearn="0", date="2026-12-02", selection="none",
+    )
+    baseline = Baseline(
+        alpha=1.0, intercept=5.0, terms=terms, threshold=5.5, human_threshold=5.5,
+        provenance=provenance,
+    )
+    path.write_text(baseline_json(baseline), encoding="utf-8")
+    return path
