@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from support.review_papers import synthetic_paper
 
 from papergym.review.guards import (
     GuardReport,
@@ -22,6 +21,7 @@ from papergym.review.guards import (
 )
 from papergym.review.probes import shuffled_sentences
 from papergym.review.settings import GuardSettings
+from support.review_papers import synthetic_paper
 
 SETTINGS = GuardSettings()
 SENTENCE = "We show that the method improves the accuracy of the model on every benchmark."
@@ -56,9 +56,9 @@ def test_a_fluent_sentence_has_a_sentences_length_and_function_words() -> None:
     assert not is_fluent(["the", "of"], SETTINGS)  # too short
     long = words_of(" ".join([SENTENCE.rstrip(".")] * 10))
     assert not is_fluent(long, SETTINGS)  # no full stop in 140 words
-    assert is_fluent(words_of(WORD_LIST + " the of"), SETTINGS.model_copy(
-        update={"min_function_share": 0.2}
-    ))
+    assert is_fluent(
+        words_of(WORD_LIST + " the of"), SETTINGS.model_copy(update={"min_function_share": 0.2})
+    )
 
 
 def test_repetition_share_counts_words_in_an_ngram_seen_before() -> None:

@@ -8,7 +8,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from support.review_papers import FAVOURITES, synthetic_paper, write_baseline
 from typer.testing import CliRunner
 
 from papergym.cli import app
@@ -26,6 +25,7 @@ from papergym.review.records import ICLR, PaperReview, decide
 from papergym.review.reward import ReviewReward
 from papergym.review.runtime import guards_for
 from papergym.review.settings import GuardSettings, ReviewSection
+from support.review_papers import FAVOURITES, synthetic_paper, write_baseline
 
 
 class FavouriteWords:

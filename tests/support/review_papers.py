@@ -50,11 +50,22 @@ def write_baseline(path: Path, paper: str) -> Path:
     words = set(tokens(paper.lower()))
     terms = {w: (1.0, 2.0 if w in FAVOURITES else 0.0) for w in sorted(words)}
     provenance = Provenance(
-        command="test", data="test", papers=1, ratings=1, accepted=0, version="0",
-        sklearn="0", date="2026-12-02", selection="none",
+        command="test",
+        data="test",
+        papers=1,
+        ratings=1,
+        accepted=0,
+        version="0",
+        sklearn="0",
+        date="2026-12-02",
+        selection="none",
     )
     baseline = Baseline(
-        alpha=1.0, intercept=5.0, terms=terms, threshold=5.5, human_threshold=5.5,
+        alpha=1.0,
+        intercept=5.0,
+        terms=terms,
+        threshold=5.5,
+        human_threshold=5.5,
         provenance=provenance,
     )
     path.write_text(baseline_json(baseline), encoding="utf-8")

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from cycle_samples import write_data
-from support.review_papers import synthetic_paper, write_baseline
 from typer.testing import CliRunner
 
 from papergym.cli import app
@@ -19,6 +18,7 @@ from papergym.settings.train import TrainConfig
 from papergym.train.cycle.reviewers import build_scorer
 from papergym.train.cycle.reward_check import check_reward_reviewer, probe_papers
 from papergym.write.data import WriteExample
+from support.review_papers import synthetic_paper, write_baseline
 
 PAPER = synthetic_paper(paragraphs_per_section=4)
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -95,9 +95,13 @@ def test_run_cycle_writes_the_check_into_the_run_folder(
         forced.cycle, build_scorer("offline", forced), probe_papers(forced.cycle)
     )
     monkeypatch.setattr(
-        cycle_module, "play_round", lambda shared, number, folder, current, chosen: {"model": current}
+        cycle_module,
+        "play_round",
+        lambda shared, number, folder, current, chosen: {"model": current},
     )
-    summary = cycle_module.run_cycle(forced, build_scorer("offline", forced), None, reward_check=check)
+    summary = cycle_module.run_cycle(
+        forced, build_scorer("offline", forced), None, reward_check=check
+    )
     recorded = json.loads((Path(summary["run_dir"]) / "reward-check.json").read_text("utf-8"))
     assert recorded["forced"] is True and "word_list" in recorded["failing"]
     assert summary["reward_check"]["forced"] is True
@@ -136,5 +140,5 @@ def test_train_cycle_refuses_then_records_force_reward(
     assert "--force-reward" in refused.output and not seen
     forced = CliRunner().invoke(app, [*args, "--force-reward"])
     assert forced.exit_code == 0, forced.output
-    (force_set, check), = seen
+    ((force_set, check),) = seen
     assert force_set and check.forced and check.failing

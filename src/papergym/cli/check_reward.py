@@ -64,7 +64,10 @@ def check_reward(
         float, typer.Option("--margin", help="How far the reference must beat each gaming probe.")
     ] = 0.2,
     limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Check at most N instances (papers with --reward review).")
+        int | None,
+        typer.Option(
+            "--limit", min=1, help="Check at most N instances (papers with --reward review)."
+        ),
     ] = None,
     max_answer_chars: MaxAnswerCharsOption = None,
     strict: Annotated[
@@ -89,8 +92,7 @@ def check_reward(
         typer.Option(
             "--allowed",
             min=0,
-            help="--reward review: papers a probe may beat the original on before --strict "
-            "fails.",
+            help="--reward review: papers a probe may beat the original on before --strict fails.",
         ),
     ] = 0,
     json_output: JsonOption = False,

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from papergym.errors import BadInputError
-
 from papergym.records import Record
 from papergym.review.guards import FUNCTION_WORDS, paragraphs, split_sentences
 from papergym.review.offline import tokens
@@ -113,7 +112,10 @@ class ProbeReport(Record):
 
 
 async def probe_reward(
-    reward: TextScorer, name: str, texts: Sequence[str], weights: Mapping[str, float] | None,
+    reward: TextScorer,
+    name: str,
+    texts: Sequence[str],
+    weights: Mapping[str, float] | None,
     allowed: int = 0,
 ) -> ProbeReport:
     """Score every probe of every paper text with ``reward`` and summarise per probe."""

@@ -118,7 +118,7 @@ def guards_for(section: ReviewSection, kind: str) -> GuardSettings | None:
     """The guards a review reward around a ``kind`` reviewer (offline, llm, structure) gets:
     ``review.guards`` when ``review.guards.apply`` covers that kind, else None."""
     apply = section.guards.apply
-    if apply == "all" and kind != "structure" or apply == "offline" and kind == "offline":
+    if (apply == "all" and kind != "structure") or (apply == "offline" and kind == "offline"):
         return section.guards
     return None
 
