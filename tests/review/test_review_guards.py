@@ -126,3 +126,13 @@ def test_guarded_rating_multiplies_above_the_lowest_and_names_what_fired() -> No
     assert gated == 1.0 and closed.fired == ["fluency_gate"]
     below, _ = guarded_rating(0.5, report(local_order=1.0), SETTINGS, 1.0)
     assert below == 1.0  # clipped to the scale
+
+
+def test_latex_and_markdown_headings_run_into_their_text_still_count() -> None:
+    def body(topic: str) -> str:  # sentences of their own: a repeated one is not read
+        return " ".join(f"We show that the {w} of the {topic} is sound and useful." for w in "abcd")
+
+    latex = f"\\section{{Introduction}}\n{body('model')}\n\\section{{Method}}\n{body('data')}"
+    assert readable_text(latex, SETTINGS)[1].sections == ["introduction", "method"]
+    markdown = f"## Experiments\n{body('task')}\n## Conclusion\n{body('work')}"
+    assert readable_text(markdown, SETTINGS)[1].sections == ["experiments", "conclusion"]

@@ -182,6 +182,9 @@ FUNCTION_WORDS = frozenset(
 """English function words: common in any sentence, rare in a list of topic words."""
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
+_HEADING_LINE = re.compile(
+    r"^[ \t]*(\\(?:sub)*section\*?\{[^}\n]*\}|#{1,4}[ \t][^\n]*)[ \t]*$", re.M
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[a-z]+")
 _HEADING = re.compile(
@@ -241,8 +244,11 @@ class GuardReport(Record):
 
 
 def paragraphs(text: str) -> list[str]:
-    """The text's paragraphs (split at blank lines), each on one line, empty ones left out."""
-    return [" ".join(p.split()) for p in _PARAGRAPH.split(text) if p.strip()]
+    """The text's paragraphs (split at blank lines), each on one line, empty ones left out; a
+    LaTeX ``\\section{..}`` or markdown ``#`` line is a paragraph of its own (LaTeX and markdown
+    run a heading straight into its text)."""
+    spaced = _HEADING_LINE.sub(r"\n\n\1\n\n", text)
+    return [" ".join(p.split()) for p in _PARAGRAPH.split(spaced) if p.strip()]
 
 
 def split_sentences(text: str) -> list[str]:
