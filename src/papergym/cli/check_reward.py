@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import asdict
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -23,7 +24,6 @@ from papergym.cli.common import (
 from papergym.cli.groups import single_app
 from papergym.cli.reward_options import (
     AlphaOption,
-    InstancesArgument,
     JudgeOption,
     MaxAnswerCharsOption,
     reward_config,
@@ -35,6 +35,9 @@ from papergym.reward.reward import RubricReward
 from papergym.reward.run import check_instances
 from papergym.reward.runtime import make_reward
 
+if TYPE_CHECKING:
+    from papergym.review.probes import ProbeReport
+
 app = single_app()
 
 FLAGS_SHOWN = 10
@@ -44,7 +47,15 @@ FLAGS_SHOWN = 10
 @app.command("check-reward")
 @reports_errors
 def check_reward(
-    instances: InstancesArgument,
+    instances: Annotated[
+        Path,
+        typer.Argument(
+            metavar="SOURCE",
+            help="--reward rubric: a `papergym build` folder, or its instances.jsonl. --reward "
+            "review: a paper's text file, or a folder of them (*.txt, *.md, *.tex).",
+            show_default=False,
+        ),
+    ],
     overrides: OverridesArgument = None,
     config: ConfigOption = None,
     judge: JudgeOption = None,
@@ -53,7 +64,10 @@ def check_reward(
         float, typer.Option("--margin", help="How far the reference must beat each gaming probe.")
     ] = 0.2,
     limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Check at most N instances.")
+        int | None,
+        typer.Option(
+            "--limit", min=1, help="Check at most N instances (papers with --reward review)."
+        ),
     ] = None,
     max_answer_chars: MaxAnswerCharsOption = None,
     strict: Annotated[
@@ -64,6 +78,23 @@ def check_reward(
             "runner does when a test fails; bad input stays exit 2.",
         ),
     ] = False,
+    reward_kind: Annotated[
+        Literal["rubric", "review"],
+        typer.Option(
+            "--reward",
+            help="rubric: the rubric reward on built instances; review: the review reward "
+            "(review.reviewer, guarded as review.guards says) on papers, against the word-list, "
+            "words-appended, duplicated and shuffled probes.",
+        ),
+    ] = "rubric",
+    allowed: Annotated[
+        int,
+        typer.Option(
+            "--allowed",
+            min=0,
+            help="--reward review: papers a probe may beat the original on before --strict fails.",
+        ),
+    ] = 0,
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -73,7 +104,14 @@ def check_reward(
     and, for rubrics with pitfalls (negative weights), those where an answer committing the
     pitfalls does not score strictly below the reference. Exit 0 whatever is flagged, unless
     --strict.
+
+    With --reward review, SOURCE is papers: each probe's mean rating change from the original
+    and the papers it beats the original on (rates strictly higher); --strict exits 1 when a
+    probe beats it on more than --allowed papers.
     """
+    if reward_kind == "review":
+        _check_review(instances, config, overrides, limit, allowed, strict, json_output)
+        return
     settings = reward_config(config, overrides, judge, alpha, max_answer_chars)
     loaded = check_instances(instances, limit)
     report = _checked(make_reward(settings), loaded, margin, quiet=json_output)
@@ -132,3 +170,64 @@ def _print_report(report: CheckReport, margin: float) -> None:
         stdout.print(f"  {flag['title'] or flag['instance_id']}: {flag['reason']}", highlight=False)
     if len(report.flagged) > FLAGS_SHOWN:
         stdout.print(f"  … {len(report.flagged) - FLAGS_SHOWN} more (--json lists them all)")
+
+
+def _check_review(
+    source: Path,
+    config: Path | None,
+    overrides: list[str] | None,
+    limit: int | None,
+    allowed: int,
+    strict: bool,
+    json_output: bool,
+) -> None:
+    """``check-reward --reward review``: the review reward's probes on the papers at
+    ``source``."""
+    from papergym.cli.common import resolve
+    from papergym.review.probes import probe_reward, read_probe_papers, word_weights
+    from papergym.review.runtime import make_review_reward
+
+    settings = resolve(config, overrides)
+    papers = read_probe_papers(source, limit)
+    reward = make_review_reward(settings.review, settings.llm)
+    guarded = "guarded" if reward.guards is not None else "unguarded"
+    report = asyncio.run(
+        probe_reward(
+            reward,
+            f"{reward.name} ({guarded})",
+            [text for _, text in papers],
+            word_weights(reward.reviewer),
+            allowed,
+        )
+    )
+    if json_output:
+        print(json.dumps({**report.model_dump(mode="json"), "failing": report.failing}, indent=2))
+    else:
+        _print_review_report(report)
+    if strict and report.failing:
+        raise typer.Exit(1)
+
+
+def _print_review_report(report: ProbeReport) -> None:
+    table = numbers_table(
+        f"Review reward probes ({report.reward}, {report.papers} papers)",
+        ("probe", "mean rating change", "mean rating", "beats the original", "guards fired"),
+    )
+    for row in report.rows:
+        fired = ", ".join(f"{name} {count}" for name, count in row.fired.items()) or "-"
+        table.add_row(
+            row.probe,
+            "-" if row.mean_change is None else f"{row.mean_change:+.2f}",
+            "-" if row.mean_rating is None else f"{row.mean_rating:.2f}",
+            f"{row.beats}/{row.papers}",
+            fired,
+        )
+    stdout.print(table)
+    mean = report.original_mean
+    stdout.print(f"mean original rating: {'-' if mean is None else f'{mean:.2f}'}")
+    failing = report.failing
+    stdout.print(
+        f"probes beating the original on more than {report.allowed} paper(s): "
+        + (", ".join(failing) if failing else "none"),
+        highlight=False,
+    )

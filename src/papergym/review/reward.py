@@ -40,8 +40,10 @@ from typing import Any, Literal
 
 from papergym.llm.structured import strip_reasoning
 from papergym.records import Record
+from papergym.review.guards import GuardReport, guarded_rating, readable_text
 from papergym.review.records import ICLR, PaperReview, UnscoredReview, VenueScale, scale_value
 from papergym.review.reviewer import UNREACHABLE, Reviewer, off_loop, unreachable
+from papergym.review.settings import GuardSettings
 from papergym.reward.cache import DEFAULT_CACHE_SIZE, ScoreCache
 
 Partial = Literal["flag", "unscored"]
@@ -81,6 +83,16 @@ class ReviewScore(Record):
     """Passages of the text the reviews quoted for their strengths and weaknesses."""
     unbacked_citations: int = 0
     """Of those, the quotes not in the text: counted, the rating unchanged."""
+    raw_rating: float | None = None
+    """The reviewer's rating of what the guards passed it, before their factors (None: not
+    guarded, or not reviewed)."""
+    guards: GuardReport | None = None
+    """What the guards measured, each one's factor, and which fired (None: not guarded)."""
+
+    @property
+    def fired(self) -> list[str]:
+        """The guards that fired on this text (empty when not guarded)."""
+        return list(self.guards.fired) if self.guards is not None else []
 
     @property
     def scored(self) -> bool:
@@ -186,6 +198,9 @@ class ReviewReward:
     max_answer_chars: int | None = None
     executor: Executor | None = None
     """Where long texts are cut (a server's worker processes); None: on the event loop."""
+    guards: GuardSettings | None = None
+    """The guards against word lists, duplicated and shuffled texts (None: none); see
+    :mod:`papergym.review.guards`."""
     _cache: ScoreCache[ReviewScore] = field(init=False, repr=False)
 
     @property
@@ -218,7 +233,30 @@ class ReviewReward:
         return score.model_copy(update={"answer_truncated": True}) if truncated else score
 
     async def _reviewed(self, paper: str) -> ReviewScore:
-        """The review reward of a paper already cut to the limit."""
+        """The review reward of a paper already cut to the limit, through the guards when
+        there are some."""
+        if self.guards is None:
+            return await self._cached_review(paper)
+        readable, report = readable_text(paper, self.guards)
+        low = float(self.scale.low)
+        if report.fluent_words < self.guards.min_fluent_words:
+            _, gated = guarded_rating(low, report, self.guards, low)
+            return ReviewScore(value=0.0, rating=low, reviews=0, unscored=0, guards=gated)
+        score = await self._cached_review(readable)
+        if score.rating is None:
+            return score.model_copy(update={"guards": report})
+        rating, report = guarded_rating(score.rating, report, self.guards, low)
+        return score.model_copy(
+            update={
+                "value": scale_value(rating, self.scale),
+                "rating": rating,
+                "raw_rating": score.rating,
+                "guards": report,
+            }
+        )
+
+    async def _cached_review(self, paper: str) -> ReviewScore:
+        """The reviewer's score of ``paper``, reviewed once (see the module docstring)."""
         key = hashlib.sha256(
             json.dumps([reviewer_identity(self.reviewer), paper]).encode("utf-8")
         ).hexdigest()
@@ -262,6 +300,11 @@ class ReviewReward:
     def trl_logs(self, results: Sequence[ReviewScore]) -> dict[str, float]:
         """See :func:`trl_logs`."""
         return trl_logs(results)
+
+    def new_loop(self) -> None:
+        """Before another event loop uses this reward (its concurrency bound belongs to the
+        loop that made it)."""
+        self._cache.new_loop()
 
     def score(self, text: str) -> ReviewScore:
         """Synchronous :meth:`ascore`, for code without an event loop."""

@@ -24,7 +24,7 @@ from papergym.llm.config import LLMConfig, llm_or
 from papergym.review.records import VENUES, VenueScale
 from papergym.review.reviewer import Reviewer
 from papergym.review.reward import ReviewReward
-from papergym.review.settings import ReviewSection
+from papergym.review.settings import GuardSettings, ReviewSection
 
 if TYPE_CHECKING:
     from papergym.llm.client import LLMClient
@@ -101,7 +101,8 @@ def make_review_reward(
     """The review reward ``section`` describes: ``review.partial`` for texts scored from fewer
     reviews than asked, ``review.max_answer_chars`` (0: none) for long texts. Its reviewer
     writes no meta-review: that text never changes a score, so for a reward it would be a
-    wasted call per text. ``executor``: see :func:`make_reviewer`."""
+    wasted call per text. ``executor``: see :func:`make_reviewer`. The reward guards its
+    reviewer as ``review.guards.apply`` says (see :func:`guards_for`)."""
     quiet = section.model_copy(update={"meta_review": False})
     return ReviewReward(
         make_reviewer(quiet, llm, executor=executor),
@@ -109,7 +110,17 @@ def make_review_reward(
         partial=section.partial,
         max_answer_chars=section.max_answer_chars or None,
         executor=executor,
+        guards=guards_for(section, reviewer_kind(section, llm)),
     )
+
+
+def guards_for(section: ReviewSection, kind: str) -> GuardSettings | None:
+    """The guards a review reward around a ``kind`` reviewer (offline, llm, structure) gets:
+    ``review.guards`` when ``review.guards.apply`` covers that kind, else None."""
+    apply = section.guards.apply
+    if (apply == "all" and kind != "structure") or (apply == "offline" and kind == "offline"):
+        return section.guards
+    return None
 
 
 def shared_review_reward() -> ReviewReward:

@@ -10,6 +10,56 @@ from pydantic import Field
 from papergym.configbase import ConfigSection
 
 
+class GuardSettings(ConfigSection):
+    """``review.guards``: the review reward's guards against texts that flatter a word-weight
+    reviewer (word lists, appended words, duplicated or shuffled text; see
+    papergym.review.guards). Each guard multiplies the rating above the scale's lowest by a
+    factor; the score names the guards that fired."""
+
+    apply: Literal["offline", "all", "none"] = "offline"
+    """Which reviewers the reward guards: offline (the word-weight baseline), all (the LLM
+    reviewer too), none."""
+    min_sentence_words: int = Field(4, ge=1)
+    """A fluent sentence has at least this many words."""
+    max_sentence_words: int = Field(80, ge=2)
+    """A fluent sentence has at most this many words (a word list has no full stops)."""
+    min_function_share: float = Field(0.2, ge=0.0, le=1.0)
+    """A fluent sentence has at least this share of function words (the, of, we, ...)."""
+    min_fluent_words: int = Field(150, ge=0)
+    """The fluency gate: a text with fewer words in fluent sentences gets the scale's lowest
+    rating, unreviewed."""
+    fluency_weight: float = Field(1.0, ge=0.0)
+    """Factor 1 - weight x (share of words in non-fluent sentences beyond the allowance)."""
+    nonfluent_allowance: float = Field(0.35, ge=0.0, le=1.0)
+    """Share of words in non-fluent sentences (tables, formulas, references) not penalised."""
+    duplication_weight: float = Field(1.5, ge=0.0)
+    """Factor 1 - weight x (share of words in sentences repeating an earlier one, beyond the
+    allowance)."""
+    duplication_allowance: float = Field(0.1, ge=0.0, le=1.0)
+    """Share of words in repeated sentences not penalised (running headers, captions)."""
+    repetition_ngram: int = Field(8, ge=2)
+    """The repetition guard counts the fluent words inside an n-gram of this many words seen
+    before (a sentence repeated whole is the duplication guard's)."""
+    repetition_weight: float = Field(2.0, ge=0.0)
+    """Factor 1 - weight x (share of words in repeated n-grams beyond the allowance)."""
+    repetition_allowance: float = Field(0.1, ge=0.0, le=1.0)
+    """Share of the fluent words in repeated n-grams not penalised (stock phrases)."""
+    min_local_order: float = Field(1.7, ge=0.0)
+    """Neighbouring sentences share more words than distant ones; below this ratio (about 1
+    for shuffled text) the local-order guard fires."""
+    order_factor: float = Field(0.5, ge=0.0, le=1.0)
+    """The local-order guard's factor when it fires."""
+    min_order_sentences: int = Field(20, ge=4)
+    """Fewer fluent sentences: the local order is not judged."""
+    structure_weight: float = Field(0.5, ge=0.0, le=1.0)
+    """Factor 1 - weight x (share of the required sections missing: introduction, method,
+    experiments, conclusion, each present, in order, and long enough)."""
+    min_section_words: int = Field(40, ge=0)
+    """A required section counts when at least this many fluent words follow its heading."""
+    max_heading_words: int = Field(12, ge=1)
+    """A heading is a paragraph of one short line, at most this many words."""
+
+
 class ReviewSection(ConfigSection):
     """``papergym review``: simulated peer review, its offline baseline and its evaluation."""
 
@@ -56,3 +106,6 @@ class ReviewSection(ConfigSection):
     """review eval: confidence level of the intervals."""
     seed: int = 0
     """Seed of the reviewers' sampling seeds and of the bootstrap resampling."""
+    guards: GuardSettings = GuardSettings()
+    """The review reward's guards against word lists, appended words, duplicated and shuffled
+    text (see GuardSettings)."""

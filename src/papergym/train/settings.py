@@ -247,6 +247,13 @@ class CycleSettings(ConfigSection):
     reviewer: ReviewerKind = "llm"
     """Reviewer whose mean rating is the reward: llm (the review section's LLM reviewer, role
     reviewer), offline (the fitted baseline) or structure (a rule check of the paper's form)."""
+    probe_papers: int = Field(3, ge=0)
+    """Before training, the reward's gaming probes (a word list, words appended, the paper
+    twice, its sentences shuffled) run on this many of the data's reference papers; a probe
+    rating above its paper refuses the run (0: no check)."""
+    force_reward: bool = False
+    """Train even when the reward's probes fail (--force-reward); the run records it in
+    reward-check.json and its summary."""
     watch: ReviewerKind | Literal["none"] = "offline"
     """A second, independent reviewer scoring the same papers: its agreement with the reward's
     reviewer is the reward-hacking watch (none: off). Must differ from ``reviewer``."""

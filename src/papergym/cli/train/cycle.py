@@ -71,6 +71,15 @@ def cycle(
     config_file: CycleConfigOption = None,
     data: CycleDataOption = None,
     output: CycleOutputOption = None,
+    force_reward: Annotated[
+        bool,
+        typer.Option(
+            "--force-reward",
+            help="Train even when the reward reviewer's gaming probes (on cycle.probe_papers of "
+            "the data's papers) rate a probe above its paper; sets cycle.force_reward, which the "
+            "run records (reward-check.json, the summary).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     log_every: LogEveryOption = None,
     debug: DebugOption = False,
@@ -80,7 +89,9 @@ def cycle(
     (cycle.reviewer) through ReviewReward, pair the best with the worst of each input (ties and
     unscored skipped, and counted), and train SimPO + α·NLL on the pairs (TRL CPOTrainer); the
     next round starts from the new weights. A second reviewer (cycle.watch) scores the same
-    papers: its agreement with the reward is the reward-hacking watch.
+    papers: its agreement with the reward is the reward-hacking watch. Before training, the
+    reward's gaming probes run on cycle.probe_papers of the data's papers: a reward they game
+    is refused (exit 2) unless --force-reward.
 
     Exit code 0 when every round is finished; 1 when the reviewer's endpoint failed (the round
     is not saved: run the same command again); 2 on bad input (data another command wrote, a
@@ -95,15 +106,29 @@ def cycle(
         extra_overrides.append(flag("cycle.data", str(data.resolve()), "--data"))
     if output is not None:
         extra_overrides.append(flag("output_dir", str(output), "-o"))
+    if force_reward:
+        extra_overrides.append(flag("cycle.force_reward", True, "--force-reward"))
     _run(load_config(path, extra_overrides), as_json, log_every)
 
 
 def _run(settings: PaperGymConfig, as_json: bool, log_every: int | None) -> None:
     """Run the rounds with their progress on stderr, then print the summary (or its JSON)."""
-    from papergym.train.cycle.run import ReviewerUnreachable, cycle_scorers, run_cycle
+    from papergym.train.cycle.run import (
+        ReviewerUnreachable,
+        checked_reward,
+        cycle_scorers,
+        run_cycle,
+    )
     from papergym.train.run import quiet_libraries
 
     reward, watch = cycle_scorers(settings)
+    check = checked_reward(settings, reward)
+    if check.forced and not as_json:
+        stderr.print(
+            f"warning: the reward's probes fail ({', '.join(check.failing)}); training anyway "
+            "(--force-reward, recorded in reward-check.json)",
+            highlight=False,
+        )
     quiet_libraries()
     live = not as_json and stderr.is_terminal
     try:
@@ -113,7 +138,14 @@ def _run(settings: PaperGymConfig, as_json: bool, log_every: int | None) -> None
                 if not as_json:
                     report.say(f"round {number}: {what}")
 
-            summary = run_cycle(settings, reward, watch, on_round=announce, phase=report.phase)
+            summary = run_cycle(
+                settings,
+                reward,
+                watch,
+                on_round=announce,
+                phase=report.phase,
+                reward_check=check,
+            )
     except ReviewerUnreachable as failure:
         exit_unfinished(
             failure.reasons,

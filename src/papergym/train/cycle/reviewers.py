@@ -128,8 +128,11 @@ def build_reviewer(kind: str, config: Any) -> Any:
 
 
 def build_scorer(kind: str, config: Any) -> PaperScorer:
-    """``ReviewReward`` around the reviewer ``kind`` names."""
+    """``ReviewReward`` around the reviewer ``kind`` names, guarded as ``review.guards.apply``
+    says (the rule check of structure is never guarded: it reads no words)."""
     from papergym.review.reward import ReviewReward
+    from papergym.review.runtime import guards_for
 
-    reward: PaperScorer = ReviewReward(build_reviewer(kind, config))
+    guards = guards_for(config.review, kind)
+    reward: PaperScorer = ReviewReward(build_reviewer(kind, config), guards=guards)
     return reward

@@ -51,6 +51,7 @@ from papergym.train.config import TrainConfig
 from papergym.train.cycle.generate import clip_prompts, generate_papers
 from papergym.train.cycle.records import CycleInput, Paper, round_inputs, round_metrics
 from papergym.train.cycle.reviewers import PaperScorer
+from papergym.train.cycle.reward_check import CHECK_FILE, RewardCheck
 from papergym.train.cycle.scoring import ReviewerUnreachable, pairs_of, score_papers
 from papergym.train.cycle.training import train_round
 from papergym.train.progress import PhaseFactory, PhaseHook
@@ -60,7 +61,7 @@ PREPARE_KIND = "write-prepare"
 RoundHook = Callable[[int, str], None]
 """Told ``(round, what is happening)``: the command prints it."""
 
-__all__ = ["ReviewerUnreachable", "cycle_scorers", "load_inputs", "run_cycle"]
+__all__ = ["ReviewerUnreachable", "checked_reward", "cycle_scorers", "load_inputs", "run_cycle"]
 
 
 # --- data --------------------------------------------------------------------------------------
@@ -98,8 +99,11 @@ def run_cycle(
     watch: PaperScorer | None,
     on_round: RoundHook | None = None,
     phase: PhaseFactory | None = None,
+    reward_check: RewardCheck | None = None,
 ) -> dict[str, Any]:
     """Run ``cycle.rounds`` rounds (skipping finished ones); returns the run summary.
+    ``reward_check`` (:func:`checked_reward`'s) is recorded in ``reward-check.json`` and the
+    summary.
 
     ``on_round`` hears what each round is doing; ``phase`` gets the progress within it:
     papers written, papers reviewed, training steps."""
@@ -116,6 +120,8 @@ def run_cycle(
     # folder must find them
     run_dir = prepare_run_dir(_as_recorded_rounds(config)).resolve()
     write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(config.resolved(), sort_keys=False))
+    if reward_check is not None:
+        write_text_atomic(run_dir / CHECK_FILE, reward_check.model_dump_json(indent=1) + "\n")
     current = resolve_model_path(config.model, run_dir)
     plan = round_inputs(list(by_id), settings.rounds, settings.input_fraction, config.seed)
     rounds: list[dict[str, Any]] = []
@@ -132,12 +138,18 @@ def run_cycle(
                 metrics = play_round(shared, number, folder, current, chosen)
             rounds.append(metrics)
             current = metrics["model"]
-    summary = {"run_dir": str(run_dir), "rounds": rounds, "final_model": current}
+    summary: dict[str, Any] = {"run_dir": str(run_dir), "rounds": rounds, "final_model": current}
+    if reward_check is not None:
+        summary["reward_check"] = {
+            "failing": reward_check.failing,
+            "forced": reward_check.forced,
+            "papers": reward_check.report.papers if reward_check.report else 0,
+        }
     write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=1, default=float))
     return summary
 
 
-RUN_ENTRIES = frozenset({"config.yaml", "summary.json", "tiny-model"})
+RUN_ENTRIES = frozenset({"config.yaml", "summary.json", "tiny-model", CHECK_FILE})
 """What a run folder holds besides its ``round-N`` folders."""
 
 
@@ -293,3 +305,12 @@ def cycle_scorers(config: TrainConfig) -> tuple[PaperScorer, PaperScorer | None]
     reward = build_scorer(config.cycle.reviewer, config)
     watch = None if config.cycle.watch == "none" else build_scorer(config.cycle.watch, config)
     return reward, watch
+
+
+def checked_reward(config: TrainConfig, reward: PaperScorer) -> RewardCheck:
+    """The reward reviewer's gaming probes on a few of the data's papers; a failing probe
+    refuses the run (bad input) unless ``cycle.force_reward`` (see
+    :mod:`papergym.train.cycle.reward_check`)."""
+    from papergym.train.cycle.reward_check import check_reward_reviewer, probe_papers
+
+    return check_reward_reviewer(config.cycle, reward, probe_papers(config.cycle))
