@@ -39,7 +39,6 @@ PRONOUNS = frozenset({"we", "it", "they"})
 FUNCTION_WORDS = DETERMINERS | PREPOSITIONS | CONJUNCTIONS | AUXILIARIES | PRONOUNS | {"to"}
 """The words whose order :func:`salad_violations` checks, and whose share it counts."""
 
-_NEEDS_NOUN = DETERMINERS | PREPOSITIONS
 _CANNOT_FOLLOW_DETERMINER = DETERMINERS | PREPOSITIONS | CONJUNCTIONS | AUXILIARIES | PRONOUNS
 _CANNOT_FOLLOW_PREPOSITION = PREPOSITIONS | CONJUNCTIONS | AUXILIARIES
 _CAPITALISED_INSIDE = frozenset({"The", "We", "Our", "In", "For", "Of", "And", "This", "These"})
@@ -77,17 +76,23 @@ def salad_violations(text: str) -> int:
     tokens = _tokens(text)
     count = 0
     for n, token in enumerate(tokens):
-        word = token.lower()
         after = tokens[n + 1].lower() if n + 1 < len(tokens) else None
-        if word in DETERMINERS and (after is None or after in _CANNOT_FOLLOW_DETERMINER):
-            count += 1
-        elif word in PREPOSITIONS and (after is None or after in _CANNOT_FOLLOW_PREPOSITION):
-            count += 1
-        elif word in PREPOSITIONS | DETERMINERS and after in {".", ",", ";", ":", "!", "?"}:
-            count += 1
+        count += _breaks_order(token.lower(), after)
         if n > 0 and token in _CAPITALISED_INSIDE and tokens[n - 1] not in {".", ":", "!", "?"}:
             count += 1
     return count
+
+
+_PUNCTUATION = frozenset({".", ",", ";", ":", "!", "?"})
+
+
+def _breaks_order(word: str, after: str | None) -> bool:
+    """Whether ``word`` followed by ``after`` (None: the end) breaks a function-word order."""
+    if word in DETERMINERS:
+        return after is None or after in _CANNOT_FOLLOW_DETERMINER or after in _PUNCTUATION
+    if word in PREPOSITIONS:
+        return after is None or after in _CANNOT_FOLLOW_PREPOSITION or after in _PUNCTUATION
+    return False
 
 
 def function_share(text: str) -> float:
