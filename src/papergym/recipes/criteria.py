@@ -127,7 +127,7 @@ def _unnamed(text: str, terms: set[str]) -> str:
 
 
 KEY_TERMS_MAX = 5
-"""Terms a criterion names at most; at most half the sentence's key words are named."""
+"""Terms a criterion names at most; at most half (rounded up) of the sentence's key words."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]*")
 
 
@@ -160,7 +160,7 @@ def sentence_frequency(sentences: Mapping[StageName, list[str]]) -> Counter[str]
 def requirement_form(sentence: str, frequency: Mapping[str, int], terms: set[str]) -> str | None:
     """The sentence as "The plan covers: X; Y." naming its rarest content words.
 
-    Up to :data:`KEY_TERMS_MAX` words and at most half of the sentence's key words (so the
+    Up to :data:`KEY_TERMS_MAX` words and at most half (rounded up) of its key words (so the
     sentence itself says more than the criterion), rarest first by ``frequency`` (ties: longer,
     then earlier), the paper's own names (``terms``) and plan-framing words left out. Chosen
     words next to each other in the sentence stay together as one phrase. None when fewer
