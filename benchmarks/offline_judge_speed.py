@@ -2,7 +2,8 @@
 
 Rows, each timed as the best of ``--repeats`` runs on this machine (model preloaded):
 
-1. ``one by one, uncached``: a GRPO step's answers (``--group``, default 8) judged the way the
+1. ``one by one, uncached``: a GRPO step's answers (``--group``, default 8, no sentence shared
+   between them, so batching cannot win by deduplicating) judged the way the
    judge worked before issue 23: the criteria embedded again for every answer, each answer's
    sentences and every adjacent pair embedded, one embedding call per answer.
 2. ``batched, cached``: :meth:`OfflineJudge.judge_many` on the same answers (criteria vectors
@@ -52,9 +53,16 @@ def old_way(instance: Instance, answers: list[str]) -> None:
         embed(sentences + [f"{a} {b}" for a, b in itertools.pairwise(sentences)])
 
 
-def variants(instance: Instance, count: int) -> list[str]:
-    """``count`` distinct answers: the reference with a numbered sentence appended."""
-    return [f"{instance.reference_answer} Step {n} checks the result." for n in range(count)]
+def distinct_answers(instances: list[Instance], count: int) -> list[str]:
+    """``count`` answers sharing no sentence (as a GRPO group's samples): the instances'
+    references in turn, each sentence numbered by the answer it is in."""
+    return [
+        " ".join(
+            f"In answer {n}, {s}"
+            for s in split_sentences(instances[n % len(instances)].reference_answer)
+        )
+        for n in range(count)
+    ]
 
 
 def long_answer(instance: Instance, chars: int = 16_000) -> str:
@@ -75,9 +83,10 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3, help="Runs per row; the best counts.")
     parser.add_argument("--step-seconds", type=float, default=1.89, help="Free-reward step time.")
     args = parser.parse_args()
-    instance = next(iter(read_jsonl(args.instances, Instance)))
+    instances = list(read_jsonl(args.instances, Instance))
+    instance = instances[0]
     judge = OfflineJudge()
-    answers = variants(instance, args.group)
+    answers = distinct_answers(instances, args.group)
     embed(["warm up"])
     old = best_of(args.repeats, lambda: old_way(instance, answers))
     new = best_of(args.repeats, lambda: judge.judge_many([(instance, a) for a in answers]))
