@@ -268,10 +268,17 @@ def _eligible(criteria: _Encoded, answer: _Encoded) -> npt.NDArray[np.bool_]:
 
 
 def _parts(
-    criteria: _Encoded, answer: _Encoded
+    criteria: _Encoded, answer: _Encoded, pitfalls: Sequence[bool] = ()
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-    """(cosine, coverage) matrices, criteria × passages; 0 where a passage may not count."""
-    eligible = _eligible(criteria, answer)
+    """(cosine, coverage) matrices, criteria × passages; 0 where a passage may not count.
+
+    A pitfall (``pitfalls[i]`` True) needs only prose: copying a mistake's words into the
+    answer costs reward, so the restating rule, there to stop earning it, does not apply."""
+    eligible = np.broadcast_to(
+        _eligible(criteria, answer), (len(criteria.texts), len(answer.texts))
+    )
+    if any(pitfalls):
+        eligible = np.where(np.array(pitfalls)[:, None], answer.coherent[None, :], eligible)
     cosine = cosine_matrix(criteria.vectors, answer.vectors)
     return np.where(eligible, cosine, 0.0).astype(np.float32), np.where(
         eligible, _coverage(criteria, answer), 0.0
@@ -387,7 +394,7 @@ class OfflineJudge:
                 for c in criteria
             ]
         encoded = self._criteria([c.text for c in criteria])
-        cosine, coverage = _parts(encoded, found)
+        cosine, coverage = _parts(encoded, found, [c.pitfall for c in criteria])
         best, where = _best(cosine, coverage, self.lexical_weight)
         specific: list[Verdict] = []
         for i, criterion in enumerate(criteria):
