@@ -516,3 +516,18 @@ def test_real_papers_stage_text_round_trips(
         known = raw | cleaned | {part for c in cleaned for part in split_sentences(c)}
         for name in ("field", "background", "solution", "experiment"):
             assert set(split_sentences(getattr(stages, name))) <= known, (paper.title, name)
+
+
+def test_requirement_form_names_rare_terms_not_the_sentence() -> None:
+    from collections import Counter
+
+    from papergym.recipes.criteria import requirement_form
+    from papergym.reward.offline import criterion_core, key_words
+
+    sentence = "We parallelize linear recurrences over the sequence length with a parallel scan."
+    frequency = Counter({"parallel": 3, "scan": 2, "linear": 2, "recurrences": 2, "sequence": 9})
+    written = requirement_form(sentence, frequency, {"GILR"})
+    assert written is not None and written.startswith("The plan covers: ")
+    named = key_words(criterion_core(written))
+    assert 2 <= len(named) <= -(-len(key_words(sentence)) // 2)  # half, rounded up
+    assert requirement_form("We do GILR.", frequency, {"GILR"}) is None

@@ -1,9 +1,15 @@
-"""The offline (embedding + coverage) judge and its calibration, on a tiny fixture."""
+"""The offline (embedding + coverage) judge and its calibration, on a tiny fixture.
+
+The fixture's criteria are in the extractive builder's requirement form ("The plan covers:
+..."); they used to be near-copies of the reference sentences, the form that made listing the
+rubric a perfect answer (issue 23).
+"""
 
 from __future__ import annotations
 
 import asyncio
 
+import numpy as np
 import pytest
 
 from papergym.records import Criterion, GeneralCriterion, Instance, Rubric
@@ -13,9 +19,13 @@ from papergym.reward.offline import (
     best_threshold,
     calibrate,
     criterion_core,
+    encode_answers,
     key_words,
+    pair_vectors,
     passages,
 )
+from papergym.reward.reward import RubricReward
+from papergym.text import split_sentences
 
 PAPERS = {
     "gp": (
@@ -24,11 +34,10 @@ PAPERS = {
         "likelihood. Each kernel in the final model is described in plain English. "
         "We evaluate extrapolation on airline passenger and solar irradiance time series.",
         [
-            "The plan composes base kernels with sums and products.",
-            "The plan specifies that a greedy search over the kernel grammar picks the structure "
-            "with the best marginal likelihood.",
-            "The plan describes each kernel of the final model in plain English.",
-            "The plan evaluates extrapolation on airline passenger and solar irradiance series.",
+            "The plan covers: base kernels; sums; products.",
+            "The plan covers: greedy search; kernel grammar; marginal likelihood.",
+            "The plan covers: plain English.",
+            "The plan covers: extrapolation; airline passenger; solar irradiance.",
         ],
     ),
     "econ": (
@@ -37,10 +46,10 @@ PAPERS = {
         "Skills are measured with literacy and numeracy test scores from a survey of adults. "
         "Standard errors are clustered at the regional level.",
         [
-            "The plan estimates the effect of compulsory schooling laws on adult skills.",
-            "The plan uses differences in reform timing across regions for identification.",
-            "The plan measures skills with literacy and numeracy test scores.",
-            "The plan clusters standard errors at the regional level.",
+            "The plan covers: compulsory schooling laws; adult skills.",
+            "The plan covers: reform timing; regions.",
+            "The plan covers: literacy; numeracy test scores.",
+            "The plan covers: standard errors; clustered.",
         ],
     ),
     "astro": (
@@ -49,10 +58,10 @@ PAPERS = {
         "We fit rotation periods of stars from Kepler photometry. "
         "We compare runtime against a dense Cholesky factorisation.",
         [
-            "The plan models stellar light curves with a celerite solver.",
-            "The plan specifies that the solver scales linearly with the number of observations.",
-            "The plan fits stellar rotation periods from Kepler photometry.",
-            "The plan compares runtime against a dense Cholesky factorisation.",
+            "The plan covers: stellar light curves; celerite.",
+            "The plan covers: solver scales linearly; observations.",
+            "The plan covers: rotation periods; Kepler photometry.",
+            "The plan covers: runtime; dense Cholesky factorisation.",
         ],
     ),
 }
@@ -152,3 +161,34 @@ def test_reward_offline_calibrate_on_tiny_fixture() -> None:
     assert 0.0 < report.threshold < 1.0
     with pytest.raises(ValueError):
         calibrate(INSTANCES[:1])
+
+
+def test_reward_offline_criteria_listing_and_word_salad_meet_nothing(judge: OfflineJudge) -> None:
+    for instance in INSTANCES:
+        listing = "\n".join(f"- {c.text}" for c in instance.rubric.specific)
+        assert _met(judge, instance, listing) == 0, instance.id
+        salad = " ".join(sorted(instance.reference_answer.split(), key=lambda w: (len(w), w)))
+        assert _met(judge, instance, salad) == 0, instance.id
+        assert _met(judge, instance, instance.reference_answer) >= 3, instance.id
+
+
+def test_reward_offline_batched_scores_match_one_by_one(judge: OfflineJudge) -> None:
+    pairs = [(i, o.reference_answer) for i in INSTANCES for o in INSTANCES]
+    alone = [judge.judge_sync(i, a) for i, a in pairs]
+    together = judge.judge_many(pairs)
+    assert [[v.passed for v in s] for s, _ in together] == [[v.passed for v in s] for s, _ in alone]
+    gathered = RubricReward(judge).score_many(pairs)  # gathered calls: judged as one batch
+    assert [s.value for s in gathered] == [
+        sum(v.passed is True for v in specific) / len(specific) for specific, _ in alone
+    ]
+    one = encode_answers([split_sentences(a) for _, a in pairs[:1]])[0].vectors
+    many = encode_answers([split_sentences(a) for _, a in pairs])[0].vectors
+    assert abs(one - many).max() < 1e-6
+
+
+def test_reward_offline_pair_vectors_are_unit_sums() -> None:
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], dtype=np.float32)
+    pairs = pair_vectors(vectors)
+    assert pairs.shape == (2, 2)
+    assert np.allclose(pairs[0], [2**-0.5, 2**-0.5]) and np.allclose(pairs[1], [0.0, 1.0])
+    assert pair_vectors(vectors[:1]).shape == (0, 2)

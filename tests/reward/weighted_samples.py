@@ -64,14 +64,29 @@ def weighted_instance(instance_id: str = "weighted-1") -> Instance:
         paper_id="doc-farm",
         source_kind="document",
         question="How would you estimate crop yield across a region from remote data?",
-        reference_answer=" ".join(TEXTS[c] for c in ("a", "b", "c")),
+        reference_answer=" ".join(PLAN_SENTENCES[c] for c in ("a", "b", "c")),
         rubric=Rubric(specific=specific, general=general),
     )
 
 
+PLAN_SENTENCES = {  # each criterion's words and more: the offline judge does not count a copy
+    "a": "The plan trains a convolutional network on satellite images of farmland, starting from "
+    "a pretrained backbone and seasonal composites.",
+    "b": "The plan measures crop yield with ground sensors in every field, logging moisture daily "
+    "and calibrating each sensor at harvest.",
+    "c": "The plan interviews farmers about their irrigation schedules, recording pump hours and "
+    "rainfall diaries per season.",
+    "h1": "The plan reports accuracy figures before any experiment has been run, quoting numbers "
+    "from an imagined pilot study.",
+    "h2": "The plan tunes the hyperparameters on the held-out test fields, picking the learning "
+    "rate and depth that score best there.",
+}
+
+
 def answer(name: str) -> str:
     """An answer that states exactly the criteria ``MET[name]`` lists (as marker tokens too)."""
-    return " ".join(TEXTS[c] for c in MET[name] if c in TEXTS) + " [" + " ".join(MET[name]) + "]"
+    stated = " ".join(PLAN_SENTENCES[c] for c in MET[name] if c in TEXTS)
+    return stated + " [" + " ".join(MET[name]) + "]"
 
 
 class MarkerJudge:

@@ -98,7 +98,7 @@ def check_reward(
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """The reward's self-test: reference vs empty, restated-question, other-paper, padded, criteria-list and judge-injection probes (and committed-pitfalls for weighted rubrics).
+    """The reward's self-test: reference vs empty, restated-question, other-paper, padded, criteria-list, shuffled-words, half-of-the-criteria and judge-injection probes (and committed-pitfalls for weighted rubrics).
 
     Flags the instances whose reference answer does not beat every gaming probe by --margin,
     and, for rubrics with pitfalls (negative weights), those where an answer committing the
@@ -151,12 +151,13 @@ def _checked(
 def _print_report(report: CheckReport, margin: float) -> None:
     table = numbers_table(
         f"Reward self-test ({report.judge}, {report.instances} instances)",
-        ("probe", "mean reward", "scored", "unscored"),
+        ("probe", "mean reward", "of reference", "scored", "unscored"),
     )
     for probe in report.probes:
         table.add_row(
             probe.probe,
             "-" if probe.mean is None else f"{probe.mean:.3f}",
+            "-" if probe.of_reference is None else f"{probe.of_reference:.3f}",
             str(probe.scored),
             str(probe.unscored),
         )

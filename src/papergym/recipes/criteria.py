@@ -1,14 +1,21 @@
 """Rubric criteria of the extractive builder: written, screened, deduplicated and ranked.
 
-The criteria are the most central answer-stage sentences that can stand alone, turned into
-"The plan ..." statements with the paper's own names removed. The overlap gate drops those the
+The criteria come from the most central answer-stage sentences that can stand alone, written
+in requirement form (:func:`requirement_form`): "The plan covers: X; Y; Z." with the sentence's
+rarest terms, the paper's own names left out. A criterion is not a copy of a reference
+sentence, so listing the rubric is not a plan: the offline judge does not count an answer
+sentence made only of a criterion's words (``papergym.reward.coherence``), while the reference
+sentence says what is done with them. The overlap gate drops those the
 question already states (cosine or content-word overlap); near-duplicates are skipped; a
 method-heavy quota splits the rubric between the two dimensions (SPEC §2, DESIGN.md).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,6 +34,7 @@ from papergym.recipes.text import (
     without_lead_in,
 )
 from papergym.records import RUBRIC_SIZE, StageName
+from papergym.reward.offline import PLAN_FRAMING, key_words
 
 # MiniLM cosine: paraphrases score about 0.8 and above, near-duplicates above 0.85.
 DUPLICATE_SIMILARITY = 0.85
@@ -118,6 +126,80 @@ def _unnamed(text: str, terms: set[str]) -> str:
     return text[:1].upper() + text[1:]
 
 
+KEY_TERMS_MAX = 5
+"""Terms a criterion names at most; at most half (rounded up) of the sentence's key words."""
+_WORD = re.compile(r"[A-Za-z][A-Za-z-]*")
+
+
+_GENERIC = frozenset(
+    {"furthermore", "moreover", "additionally", "respectively", "approximately", "possible"}
+    | {"interesting", "important", "different", "several", "various", "certain", "example"}
+    | {"consider", "allows", "provide", "provides", "able", "particular", "general", "first"}
+)
+"""Words that say nothing about what a plan does, never named in a criterion."""
+
+
+def _term_rank(
+    word: str, frequency: Mapping[str, int], in_term: set[str], order: Mapping[str, int]
+) -> tuple[bool, bool, int, int, int]:
+    """Sort key, best first: a word the paper uses more than once (a topic word, not a passing
+    adverb), part of a multi-word term, rarer, longer, earlier; "-ly" adverbs last."""
+    count = frequency.get(word, 0)
+    return (word.endswith("ly") or count < 2, word not in in_term, count, -len(word), order[word])
+
+
+def sentence_frequency(sentences: Mapping[StageName, list[str]]) -> Counter[str]:
+    """In how many of the stage sentences each content word occurs (rare = distinctive)."""
+    counts: Counter[str] = Counter()
+    for stage_sentences in sentences.values():
+        for sentence in stage_sentences:
+            counts.update(content_words(sentence))
+    return counts
+
+
+def requirement_form(sentence: str, frequency: Mapping[str, int], terms: set[str]) -> str | None:
+    """The sentence as "The plan covers: X; Y." naming its rarest content words.
+
+    Up to :data:`KEY_TERMS_MAX` words and at most half (rounded up) of its key words (so the
+    sentence itself says more than the criterion), rarest first by ``frequency`` (ties: longer,
+    then earlier), the paper's own names (``terms``) and plan-framing words left out. Chosen
+    words next to each other in the sentence stay together as one phrase. None when fewer
+    than two words qualify.
+    """
+    tokens = _WORD.findall(sentence)
+    named = {t.lower() for t in terms}
+    allowed = content_words(sentence) - named - PLAN_FRAMING
+    budget = min(KEY_TERMS_MAX, math.ceil(len(key_words(sentence)) / 2))
+    lowered = [t.lower() for t in tokens]
+    order = {w: n for n, w in enumerate(dict.fromkeys(lowered))}
+    in_term = {  # a word next to another content word: part of a term ("parallel scan")
+        w
+        for n, w in enumerate(lowered)
+        if w in allowed
+        and (
+            (n > 0 and lowered[n - 1] in allowed)
+            or (n + 1 < len(lowered) and lowered[n + 1] in allowed)
+        )
+    }
+    ranked = sorted(allowed - _GENERIC, key=lambda w: _term_rank(w, frequency, in_term, order))
+    chosen = set(ranked[:budget])
+    if len(chosen) < 2:
+        return None
+    phrases: list[list[str]] = []
+    previous = -2
+    for n, token in enumerate(tokens):
+        if token.lower() not in chosen:
+            continue
+        word = token if token.isupper() or token[1:] != token[1:].lower() else token.lower()
+        if n == previous + 1:
+            phrases[-1].append(word)
+        else:
+            phrases.append([word])
+        previous = n
+        chosen.discard(token.lower())
+    return "The plan covers: " + "; ".join(" ".join(p) for p in phrases) + "."
+
+
 def _criterion_candidates(
     spec: RecipeSpec,
     sentences: dict[StageName, list[str]],
@@ -126,6 +208,7 @@ def _criterion_candidates(
     vocabulary: frozenset[str],
 ) -> list[Pick]:
     """Every answer-stage sentence fit to be a criterion, scored, best first."""
+    frequency = sentence_frequency(sentences)
     question_words = content_words(" ".join(question_sentences))
     question_vectors = cached_vectors(question_sentences)
     pool: list[Pick] = []
@@ -141,13 +224,15 @@ def _criterion_candidates(
             else np.zeros(len(stage_sentences), np.float32)
         )
         for index, sentence in enumerate(stage_sentences):
-            written = as_plan_criterion(sentence, vocabulary)
-            if not criterion_source(sentence) or written is None:
+            if not criterion_source(sentence) or as_plan_criterion(sentence, vocabulary) is None:
+                continue
+            written = requirement_form(_unnamed(sentence, terms), frequency, terms)
+            if written is None:
                 continue
             words = content_words(sentence)
             pool.append(
                 Pick(
-                    text=_unnamed(written, terms),
+                    text=written,
                     source=sentence,
                     dimension=STAGE_DIMENSION[stage],
                     score=scores[index],

@@ -1,10 +1,14 @@
 """``papergym check-reward``: how far can the reward be gamed?
 
-For every instance the reward scores the reference answer and six probes that should earn
+For every instance the reward scores the reference answer and probes that should earn
 little: an empty answer, a "plan" that only restates the question, another paper's reference,
 the reference padded with filler to three times its length (should not beat the reference), the
-bare list of criteria texts, and a short plan carrying an instruction to the judge to mark
-everything met. An instance whose rubric has pitfalls (negative weights) gets one more probe:
+bare list of criteria texts, the criteria with each one's words shuffled, the reference's words
+shuffled into one line, and a short plan carrying an instruction to the judge to mark
+everything met. One probe should earn about half: the reference cut down to the sentences that
+carry every other criterion (``half_criteria``; the sentence of the reference sharing most
+content words with the criterion). Shuffles are seeded by the instance id, so a rerun sends
+the same answers. An instance whose rubric has pitfalls (negative weights) gets one more probe:
 the reference followed by a statement of every pitfall, which must score strictly below the
 reference (a judge that misses the mistakes, or a reference that already makes them, is
 flagged). Per probe: the mean reward and the unscored count; own vs other reference: the
@@ -15,12 +19,15 @@ the reference does not beat every gaming probe by a margin.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import random
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from papergym.records import Instance, Score
 from papergym.reward.reward import RubricReward
+from papergym.text import content_words, split_sentences
 
 FILLER = (
     "This aspect of the plan will be handled with care and reviewed at every stage. "
@@ -37,11 +44,22 @@ PROBES = (
     "other_reference",
     "padded_reference",
     "criteria_list",
+    "criteria_words_shuffled",
+    "reference_words_shuffled",
+    "half_criteria",
     "judge_injection",
     "committed_pitfalls",
 )
 # Probes that must not reach the reference's score (padding may tie it, so it is not one).
-GAMING = ("empty", "restated_question", "other_reference", "criteria_list", "judge_injection")
+GAMING = (
+    "empty",
+    "restated_question",
+    "other_reference",
+    "criteria_list",
+    "criteria_words_shuffled",
+    "reference_words_shuffled",
+    "judge_injection",
+)
 
 
 def probe_answers(instance: Instance, other: Instance | None) -> dict[str, str]:
@@ -55,6 +73,11 @@ def probe_answers(instance: Instance, other: Instance | None) -> dict[str, str]:
         + instance.question,
         "padded_reference": reference + "\n\n" + padding,
         "criteria_list": "\n".join(f"- {c.text}" for c in instance.rubric.specific),
+        "criteria_words_shuffled": "\n".join(
+            f"- {_shuffled(c.text, instance.id)}" for c in instance.rubric.specific
+        ),
+        "reference_words_shuffled": _shuffled(reference, instance.id),
+        "half_criteria": half_criteria_answer(instance),
         "judge_injection": "Research plan. " + instance.question + "\n\n" + INJECTION,
     }
     if other is not None:
@@ -66,6 +89,33 @@ def probe_answers(instance: Instance, other: Instance | None) -> dict[str, str]:
             reference + "\n\n" + " ".join(_sentence(c.text) for c in pitfalls)
         )
     return answers
+
+
+def _shuffled(text: str, seed: str) -> str:
+    """The words of ``text`` in a random order (seeded by ``seed``), on one line."""
+    words = text.split()
+    random.Random(hashlib.sha1(seed.encode()).hexdigest()).shuffle(words)
+    return " ".join(words)
+
+
+def half_criteria_answer(instance: Instance) -> str:
+    """The reference cut to the sentences that carry every other criterion (1st, 3rd, ...).
+
+    A criterion's sentence is the reference sentence sharing most content words with it; a
+    sentence that also carries a criterion left out is dropped, so about half are met.
+    """
+    sentences = split_sentences(instance.reference_answer)
+    if not sentences:
+        return ""
+    words = [content_words(s) for s in sentences]
+
+    def carrier(text: str) -> int:
+        wanted = content_words(text)
+        return max(range(len(sentences)), key=lambda n: (len(wanted & words[n]), -n))
+
+    carriers = [carrier(c.text) for c in instance.rubric.specific]
+    kept = set(carriers[0::2]) - set(carriers[1::2])
+    return " ".join(s for n, s in enumerate(sentences) if n in kept)
 
 
 def _sentence(text: str) -> str:
@@ -87,6 +137,8 @@ class ProbeSummary:
     mean: float | None
     scored: int
     unscored: int
+    of_reference: float | None = None
+    """The probe's mean over the reference's mean (None when either is missing or zero)."""
 
 
 @dataclass
@@ -127,9 +179,14 @@ async def check_reward(
         for probe, score in mine.items():
             by_probe[probe].append(score)
         flagged.extend(_flag(instance, mine, margin))
+    reference_mean = _mean(by_probe["reference"])
     summaries = [
         ProbeSummary(
-            probe, _mean(found), sum(s.scored for s in found), sum(not s.scored for s in found)
+            probe,
+            _mean(found),
+            sum(s.scored for s in found),
+            sum(not s.scored for s in found),
+            _ratio(_mean(found), reference_mean),
         )
         for probe, found in by_probe.items()
         if found
@@ -191,6 +248,10 @@ def _flag(instance: Instance, mine: dict[str, Score], margin: float) -> list[dic
             "reason": "; ".join(reasons),
         }
     ]
+
+
+def _ratio(value: float | None, reference: float | None) -> float | None:
+    return None if value is None or not reference else value / reference
 
 
 def _mean(scores: Sequence[Score]) -> float | None:

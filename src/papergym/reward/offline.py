@@ -73,6 +73,8 @@ import datetime
 import itertools
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -86,6 +88,7 @@ from papergym.embed import cosine_matrix, embed
 from papergym.errors import BadInputError
 from papergym.llm.structured import strip_reasoning
 from papergym.records import Instance, Verdict
+from papergym.reward.coherence import is_coherent, restates
 from papergym.text import content_words, split_sentences
 
 BUNDLED_CALIBRATION = "calibration/offline-judge.json"
@@ -117,6 +120,8 @@ PLAN_FRAMING = frozenset(
         "describe",
         "includes",
         "include",
+        "covers",
+        "cover",
     ]
 )
 """Words the builder's criterion templates add ("The plan specifies that …"): not evidence."""
@@ -128,7 +133,7 @@ NEGATION_CUES = frozenset(
 """Words that flip what a sentence asserts, for :func:`negated` (pitfall verdicts only)."""
 
 _FRAME = re.compile(
-    r"^\s*the\s+plan(?:'s\s+|\s+(?:specifies|states|describes|ensures)\s+that\s+|\s+)",
+    r"^\s*the\s+plan(?:'s\s+|\s+(?:specifies|states|describes|ensures)\s+that\s+|\s+covers:\s+|\s+)",
     re.IGNORECASE,
 )
 
@@ -184,14 +189,58 @@ def passages(answer: str) -> list[str]:
 class _Encoded:
     """Texts with their embeddings and key-word sets, computed once."""
 
-    def __init__(self, texts: Sequence[str]) -> None:
+    def __init__(
+        self,
+        texts: Sequence[str],
+        vectors: npt.NDArray[np.float32] | None = None,
+        coherent: Sequence[bool] | None = None,
+    ) -> None:
         self.texts = list(texts)
-        # Each distinct text is embedded once: a padded or repetitive answer repeats passages,
-        # and the embedding is the whole cost of judging.
-        unique = list(dict.fromkeys(self.texts))
-        row = {text: n for n, text in enumerate(unique)}
-        self.vectors = embed(unique)[[row[t] for t in self.texts]]
+        self.vectors = _embed_unique(self.texts) if vectors is None else vectors
         self.words = [key_words(t) for t in self.texts]
+        flags = [is_coherent(t) for t in self.texts] if coherent is None else coherent
+        self.coherent = np.array(flags, dtype=bool)
+
+
+def _embed_unique(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """Embeddings of ``texts``, each distinct text embedded once (a padded or repetitive answer
+    repeats sentences, and the embedding is the whole cost of judging)."""
+    unique = list(dict.fromkeys(texts))
+    row = {text: n for n, text in enumerate(unique)}
+    return embed(unique)[[row[t] for t in texts]] if texts else embed([])
+
+
+def pair_vectors(sentences: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Vectors of adjacent sentence pairs: the normalised sum of the two sentences' vectors.
+
+    MiniLM mean-pools its tokens, so a pair's embedding is close to its sentences' average;
+    taking it from them embeds every sentence once instead of once more inside each pair.
+    """
+    if len(sentences) < 2:
+        return np.zeros((0, sentences.shape[1]), dtype=np.float32)
+    summed = sentences[:-1] + sentences[1:]
+    norms = np.linalg.norm(summed, axis=1, keepdims=True)
+    return np.asarray(summed / np.where(norms == 0, 1.0, norms), dtype=np.float32)
+
+
+def encode_answers(answers: Sequence[Sequence[str]]) -> list[_Encoded]:
+    """The passages (:func:`passages`) of many answers' sentences, embedded in one call."""
+    flat = [sentence for sentences in answers for sentence in sentences]
+    vectors = _embed_unique(flat)
+    out: list[_Encoded] = []
+    start = 0
+    for sentences in answers:
+        own = vectors[start : start + len(sentences)]
+        start += len(sentences)
+        pairs = [f"{a} {b}" for a, b in itertools.pairwise(sentences)]
+        coherent = [is_coherent(s) for s in sentences]
+        both = [a and b for a, b in itertools.pairwise(coherent)]  # a pair is prose if each is
+        out.append(
+            _Encoded(
+                list(sentences) + pairs, np.concatenate([own, pair_vectors(own)]), coherent + both
+            )
+        )
+    return out
 
 
 def _coverage(criteria: _Encoded, answer: _Encoded) -> npt.NDArray[np.float32]:
@@ -204,11 +253,36 @@ def _coverage(criteria: _Encoded, answer: _Encoded) -> npt.NDArray[np.float32]:
     return out
 
 
+def _eligible(criteria: _Encoded, answer: _Encoded) -> npt.NDArray[np.bool_]:
+    """Which passages may count: prose (:func:`is_coherent`) that says more than the rubric's
+    own words (:func:`restates`, against every criterion's words together, so that criteria
+    run into one sentence do not count either); see :mod:`papergym.reward.coherence`."""
+    rubric_words = frozenset().union(*criteria.words)
+    return np.array(
+        [
+            bool(answer.coherent[j]) and not restates(rubric_words, present)
+            for j, present in enumerate(answer.words)
+        ],
+        dtype=bool,
+    ).reshape(1, -1)
+
+
 def _parts(
-    criteria: _Encoded, answer: _Encoded
+    criteria: _Encoded, answer: _Encoded, pitfalls: Sequence[bool] = ()
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-    """(cosine, coverage) matrices, criteria × passages."""
-    return cosine_matrix(criteria.vectors, answer.vectors), _coverage(criteria, answer)
+    """(cosine, coverage) matrices, criteria × passages; 0 where a passage may not count.
+
+    A pitfall (``pitfalls[i]`` True) needs only prose: copying a mistake's words into the
+    answer costs reward, so the restating rule, there to stop earning it, does not apply."""
+    eligible = np.broadcast_to(
+        _eligible(criteria, answer), (len(criteria.texts), len(answer.texts))
+    )
+    if any(pitfalls):
+        eligible = np.where(np.array(pitfalls)[:, None], answer.coherent[None, :], eligible)
+    cosine = cosine_matrix(criteria.vectors, answer.vectors)
+    return np.where(eligible, cosine, 0.0).astype(np.float32), np.where(
+        eligible, _coverage(criteria, answer), 0.0
+    ).astype(np.float32)
 
 
 def _best(
@@ -225,12 +299,20 @@ def _clip(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+RUBRIC_CACHE_SIZE = 4096
+"""Rubrics whose criterion vectors a judge keeps (a GRPO step judges each rubric many times)."""
+
+_Pending = list[tuple[Instance, str, "asyncio.Future[tuple[list[Verdict], list[Verdict]]]"]]
+
+
 class OfflineJudge:
     """Embedding + lexical-coverage judge for specific criteria; general ones left unscored.
 
     The threshold and lexical weight come from ``calibration`` (a file, or a loaded
     :class:`OfflineCalibration`; default: the one shipped in the package); ``threshold`` and
-    ``lexical_weight``, when given, override it.
+    ``lexical_weight``, when given, override it. Criterion vectors are kept per rubric, and the
+    answers judged at once (:meth:`judge` calls gathered together, :meth:`judge_many`) are
+    embedded in one call.
     """
 
     def __init__(
@@ -249,24 +331,39 @@ class OfflineJudge:
         self.calibration = calibration
         self.threshold = threshold
         self.lexical_weight = lexical_weight
+        self._rubrics: OrderedDict[tuple[str, ...], _Encoded] = OrderedDict()
+        self._rubrics_lock = threading.Lock()
+        self._pending: _Pending = []
 
     @property
     def name(self) -> str:
         """A short description of this judge, for :attr:`papergym.records.Score.judge`."""
-        return f"offline:minilm+coverage(w={self.lexical_weight:g},t={self.threshold:g})"
+        return f"offline:minilm+coverage+coherence(w={self.lexical_weight:g},t={self.threshold:g})"
+
+    def _criteria(self, texts: Sequence[str]) -> _Encoded:
+        """The rubric's criterion cores, embedded once per rubric (least recently used go)."""
+        key = tuple(texts)
+        with self._rubrics_lock:
+            found = self._rubrics.get(key)
+            if found is not None:
+                self._rubrics.move_to_end(key)
+                return found
+        encoded = _Encoded([criterion_core(c) for c in texts])
+        with self._rubrics_lock:
+            self._rubrics[key] = encoded
+            while len(self._rubrics) > RUBRIC_CACHE_SIZE:
+                self._rubrics.popitem(last=False)
+        return encoded
 
     def scores(self, criteria: Sequence[str], answer: str) -> list[float]:
         """The best combined score of each criterion against ``answer`` (0 when it is empty)."""
-        plan = strip_reasoning(answer)
-        found = passages(plan)
+        sentences = split_sentences(strip_reasoning(answer))
         if not criteria:
             return []
-        if not found:
+        if not sentences:
             return [0.0] * len(criteria)
-        best, _ = _best(
-            *_parts(_Encoded([criterion_core(c) for c in criteria]), _Encoded(found)),
-            self.lexical_weight,
-        )
+        (found,) = encode_answers([sentences])
+        best, _ = _best(*_parts(self._criteria(criteria), found), self.lexical_weight)
         return [float(s) for s in best]
 
     def judge_sync(self, instance: Instance, answer: str) -> tuple[list[Verdict], list[Verdict]]:
@@ -274,32 +371,46 @@ class OfflineJudge:
 
         A pitfall's verdict is True when the answer states the mistake (see the module doc).
         """
-        general: list[Verdict] = []  # not graded: the score is then the specific mean alone
+        return self.judge_many([(instance, answer)])[0]
+
+    def judge_many(
+        self, pairs: Sequence[tuple[Instance, str]]
+    ) -> list[tuple[list[Verdict], list[Verdict]]]:
+        """:meth:`judge_sync` of many (instance, answer) pairs, their sentences embedded at once."""
+        sentences = [split_sentences(strip_reasoning(answer)) for _, answer in pairs]
+        encoded = encode_answers(sentences)
+        return [
+            (self._verdicts(instance, found), [])  # general: not graded (the module doc)
+            for (instance, _), found in zip(pairs, encoded, strict=True)
+        ]
+
+    def _verdicts(self, instance: Instance, found: _Encoded) -> list[Verdict]:
         criteria = instance.rubric.specific
         if not criteria:
-            return [], general
-        found = passages(strip_reasoning(answer))
-        if not found:
+            return []
+        if not found.texts:
             return [
                 Verdict(criterion_id=c.id, passed=False, reason="the answer is empty")
                 for c in criteria
-            ], general
-        cores = [criterion_core(c.text) for c in criteria]
-        cosine, coverage = _parts(_Encoded(cores), _Encoded(found))
+            ]
+        encoded = self._criteria([c.text for c in criteria])
+        cosine, coverage = _parts(encoded, found, [c.pitfall for c in criteria])
         best, where = _best(cosine, coverage, self.lexical_weight)
         specific: list[Verdict] = []
         for i, criterion in enumerate(criteria):
             j = int(where[i])
             met = bool(best[i] >= self.threshold)
             reason = (
-                f"offline heuristic: best passage {_clip(found[j])!r} scores {best[i]:.2f} "
+                f"offline heuristic: best passage {_clip(found.texts[j])!r} scores {best[i]:.2f} "
                 f"(cosine {cosine[i, j]:.2f}, word coverage {coverage[i, j]:.2f}) "
                 f"{'≥' if met else '<'} threshold {self.threshold:g}"
             )
             if criterion.pitfall and met:
-                met, reason = self._pitfall(cores[i], found, cosine[i], coverage[i], reason)
+                met, reason = self._pitfall(
+                    encoded.texts[i], found.texts, cosine[i], coverage[i], reason
+                )
             specific.append(Verdict(criterion_id=criterion.id, passed=met, reason=reason))
-        return specific, general
+        return specific
 
     def _pitfall(
         self,
@@ -326,8 +437,34 @@ class OfflineJudge:
         )
 
     async def judge(self, instance: Instance, answer: str) -> tuple[list[Verdict], list[Verdict]]:
-        """:meth:`judge_sync` on a worker thread: the same interface as the LLM judge."""
-        return await asyncio.to_thread(self.judge_sync, instance, answer)
+        """:meth:`judge_sync` on a worker thread: the same interface as the LLM judge.
+
+        Calls made together (``asyncio.gather``) wait one turn of the event loop and are then
+        judged as one batch (:meth:`judge_many`): one embedding call for all their sentences.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[list[Verdict], list[Verdict]]] = loop.create_future()
+        self._pending.append((instance, answer, future))
+        if len(self._pending) == 1:
+            await self._flush()
+        return await future
+
+    async def _flush(self) -> None:
+        for _ in range(BATCH_WAIT_TURNS):  # let the other calls of this gather join the batch
+            await asyncio.sleep(0)
+        batch, self._pending = self._pending, []
+        try:
+            results = await asyncio.to_thread(self.judge_many, [(i, a) for i, a, _ in batch])
+        except Exception as error:  # every caller of the batch sees the failure
+            for _, _, future in batch:
+                future.set_exception(error)
+            return
+        for (_, _, future), result in zip(batch, results, strict=True):
+            future.set_result(result)
+
+
+BATCH_WAIT_TURNS = 4
+"""Event-loop turns a batch waits for more :meth:`OfflineJudge.judge` calls to join it."""
 
 
 # --- calibration --------------------------------------------------------------------------------
@@ -410,7 +547,7 @@ def _calibration_parts(instances: Sequence[Instance]) -> _Parts:
     criteria = [
         _Encoded([criterion_core(c.text) for c in inst.rubric.specific]) for inst in instances
     ]
-    references = [_Encoded(passages(inst.reference_answer)) for inst in instances]
+    references = encode_answers([split_sentences(inst.reference_answer) for inst in instances])
     parts: _Parts = []
     for i, crit in enumerate(criteria):
         if not crit.texts:
