@@ -26,7 +26,11 @@ def offline() -> Iterator[None]:
 
 def test_the_offline_judge_logs_no_general_part(offline: None) -> None:
     criteria = ["The plan measures drift on held-out reefs.", "The plan compares two sensors."]
-    reference = " ".join(criteria)
+    reference = (  # the criteria's words and more: the offline judge does not count a copy
+        "We measure the drift of coral cover on held-out reefs over three seasons, with divers as "
+        "ground truth. Then we compare two sensors, a cheap camera and a lidar unit, on the same "
+        "transects."
+    )
     instance = rubric_instance(
         "a", criteria, question="How?", reference_answer=reference, title="Coral drift"
     )

@@ -240,12 +240,14 @@ def test_check_reward_reports_probes_auc_and_flags(
         "other_reference",
         "padded_reference",
         "criteria_list",
+        "criteria_words_shuffled",
+        "reference_words_shuffled",
+        "half_criteria",
         "judge_injection",
     }
     assert means["empty"] == 0.0
-    # the offline baseline is fooled by a bare list of the criteria: the self-test must say so
-    assert means["criteria_list"] >= 0.9
-    assert any("criteria_list" in f["reason"] for f in report["flagged"])
+    # a bare list of the criteria, or their words shuffled, is no plan (issue 23)
+    assert means["criteria_list"] == 0.0 and means["criteria_words_shuffled"] == 0.0
 
 
 @pytest.mark.slow

@@ -227,7 +227,11 @@ def test_repeated_passages_are_embedded_once(monkeypatch: pytest.MonkeyPatch) ->
         return real(texts)
 
     monkeypatch.setattr(offline, "embed", counting)
-    specific, _ = offline.OfflineJudge().judge_sync(A, (A.reference_answer + " ") * 200)
+    plan = (  # the criteria's words and more: a bare copy of the rubric counts for nothing
+        "We will run sparse attention step 1 on long documents, and then sparse attention step 2 "
+        "with a larger corpus."
+    )
+    specific, _ = offline.OfflineJudge().judge_sync(A, (plan + " ") * 200)
     assert all(v.passed for v in specific)
     assert max(embedded) <= 4  # two criteria; the answer's sentence, the pair, and its repeat
 

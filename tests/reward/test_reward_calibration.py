@@ -32,12 +32,14 @@ runner = CliRunner()
 
 def test_the_shipped_calibration_gives_todays_weight_and_threshold() -> None:
     shipped = load_calibration()
-    assert (shipped.lexical_weight, shipped.threshold) == (0.3, 0.606)
+    # refit on the tuning half of the shared papers (issue 23): coverage alone separates widest
+    assert (shipped.lexical_weight, shipped.threshold) == (1.0, 0.875)
     judge = OfflineJudge()
-    assert (judge.lexical_weight, judge.threshold) == (0.3, 0.606)
-    assert judge.name == "offline:minilm+coverage(w=0.3,t=0.606)"  # score cache keys unchanged
-    assert (shipped.positives, shipped.negatives, shipped.instances) == (120, 1320, 12)
-    assert shipped.margin == 0.2175 and shipped.by_weight["0.3"][0] == 0.6062
+    assert (judge.lexical_weight, judge.threshold) == (1.0, 0.875)
+    # the coherence rules are in the name: score caches of the old judge are not reused
+    assert judge.name == "offline:minilm+coverage+coherence(w=1,t=0.875)"
+    assert (shipped.positives, shipped.negatives, shipped.instances) == (80, 560, 8)
+    assert shipped.margin == 0.25
 
 
 def test_the_shipped_calibration_has_provenance_and_no_machine_path() -> None:
@@ -45,7 +47,7 @@ def test_the_shipped_calibration_has_provenance_and_no_machine_path() -> None:
     assert not re.search(r"(^|[\s\"'(])/(work|tmp|home|root|Users)/", text), "a machine path"
     provenance = OfflineCalibration.model_validate_json(text).provenance
     assert provenance.command.startswith("papergym calibrate-reward ")
-    assert "12 example papers" in provenance.data and "extractive" in provenance.data
+    assert "tuning half" in provenance.data and "extractive" in provenance.data
     assert provenance.papergym_version == "0.1.0"
 
 

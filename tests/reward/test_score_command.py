@@ -139,7 +139,12 @@ def test_a_build_folder_is_taken_for_its_instances_and_scores_go_beside_the_answ
 
 def test_several_samples_per_instance_are_each_scored(built: Path, tmp_path: Path) -> None:
     # issue 20 #22: GRPO-style files (several samples per question) used to be refused
-    plans = ["We run sparse attention experiment number 1 on held-out data.", "A plan.", ""]
+    plans = [  # the criterion's words and more: a bare copy of the rubric counts for nothing
+        "We run sparse attention experiment number 1 on held-out data from long legal contracts "
+        "and court rulings.",
+        "A plan.",
+        "",
+    ]
     rows = [{"instance_id": "a", "sample": k, "answer": plan} for k, plan in enumerate(plans)]
     rows.append({"instance_id": "b", "sample": "s0", "answer": "A plan."})
     code, output, out = score(built, lines(*rows), tmp_path)
@@ -273,8 +278,8 @@ def test_check_reward_reports_progress() -> None:
     asyncio.run(
         check_reward(RubricReward(OfflineJudge()), two, progress=lambda d, t: seen.append((d, t)))
     )
-    assert seen[0] == (0, 14) and seen[-1] == (14, 14)
-    assert [d for d, _ in seen] == list(range(15))
+    assert seen[0] == (0, 20) and seen[-1] == (20, 20)  # 10 probes × 2 instances
+    assert [d for d, _ in seen] == list(range(21))
 
 
 def test_the_llm_judges_calls_are_in_the_json_summary(built: Path, tmp_path: Path) -> None:

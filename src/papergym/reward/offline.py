@@ -166,12 +166,25 @@ def _agrees(passage: str, wanted: bool) -> bool:
 
 
 def _fold(word: str) -> str:
-    """A light inflection fold, so "kernels"/"kernel" and "trained"/"training" meet."""
+    """A light inflection fold, so "kernels"/"kernel", "trained"/"training" and
+    "measures"/"measure"/"measured" meet (a final "e" goes too: "measur", "compar").
+
+    >>> [_fold(w) for w in ("measures", "measure", "measured", "compares", "studies", "runs")]
+    ['measur', 'measur', 'measur', 'compar', 'study', 'run']
+    """
+    stem = word
     for suffix in ("ies", "ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4 and not word.endswith("ss"):
+        shortest = 3 if suffix == "s" else 4  # "runs"/"run", but not "bed" from "b" + "ed"
+        if (
+            word.endswith(suffix)
+            and len(word) - len(suffix) >= shortest
+            and not word.endswith("ss")
+        ):
             stem = word[: -len(suffix)]
-            return stem + "y" if suffix == "ies" else stem
-    return word
+            if suffix == "ies":
+                return stem + "y"
+            break
+    return stem[:-1] if stem.endswith("e") and len(stem) > 4 else stem
 
 
 def key_words(text: str) -> frozenset[str]:
