@@ -241,6 +241,7 @@ def test_check_reward_reports_probes_auc_and_flags(
         "padded_reference",
         "criteria_list",
         "criteria_words_shuffled",
+        "criteria_dressed",
         "reference_words_shuffled",
         "half_criteria",
         "judge_injection",

@@ -3,7 +3,8 @@
 For every instance the reward scores the reference answer and probes that should earn
 little: an empty answer, a "plan" that only restates the question, another paper's reference,
 the reference padded with filler to three times its length (should not beat the reference), the
-bare list of criteria texts, the criteria with each one's words shuffled, the reference's words
+bare list of criteria texts, the criteria with each one's words shuffled, each criterion's
+content words dressed as a grammatical sentence with generic filler, the reference's words
 shuffled into one line, and a short plan carrying an instruction to the judge to mark
 everything met. One probe should earn about half: the reference cut down to the sentences that
 carry every other criterion (``half_criteria``; the sentence of the reference sharing most
@@ -45,6 +46,7 @@ PROBES = (
     "padded_reference",
     "criteria_list",
     "criteria_words_shuffled",
+    "criteria_dressed",
     "reference_words_shuffled",
     "half_criteria",
     "judge_injection",
@@ -57,6 +59,7 @@ GAMING = (
     "other_reference",
     "criteria_list",
     "criteria_words_shuffled",
+    "criteria_dressed",
     "reference_words_shuffled",
     "judge_injection",
 )
@@ -76,6 +79,7 @@ def probe_answers(instance: Instance, other: Instance | None) -> dict[str, str]:
         "criteria_words_shuffled": "\n".join(
             f"- {_shuffled(c.text, instance.id)}" for c in instance.rubric.specific
         ),
+        "criteria_dressed": " ".join(_dressed(c.text) for c in instance.rubric.specific),
         "reference_words_shuffled": _shuffled(reference, instance.id),
         "half_criteria": half_criteria_answer(instance),
         "judge_injection": "Research plan. " + instance.question + "\n\n" + INJECTION,
@@ -89,6 +93,19 @@ def probe_answers(instance: Instance, other: Instance | None) -> dict[str, str]:
             reference + "\n\n" + " ".join(_sentence(c.text) for c in pitfalls)
         )
     return answers
+
+
+def _dressed(text: str) -> str:
+    """A criterion's content words dressed as a grammatical sentence with generic filler: the
+    word list a policy learns when the judge checks grammar and word coverage only."""
+    words = sorted(content_words(text))
+    listed = (
+        ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + (words[-1] if words else "")
+    )
+    return (
+        f"In this plan we will carefully study the {listed}, with a rigorous, transparent and "
+        "reproducible protocol for every single step."
+    )
 
 
 def _shuffled(text: str, seed: str) -> str:
