@@ -14,7 +14,7 @@ Rows, each timed as the best of ``--repeats`` runs on this machine (model preloa
 The share of a GRPO step is an estimate: the batched reward time over (it + ``--step-seconds``,
 the CPU step time with a free reward that ``benchmarks/train_throughput.py`` measured: 1.89 s).
 
-    python benchmarks/offline_judge_speed.py INSTANCES.jsonl [--group 8] [--repeats 3]
+    python benchmarks/offline_judge_speed.py [INSTANCES.jsonl] [--group 8] [--repeats 3] [--quick]
 """
 
 from __future__ import annotations
@@ -53,6 +53,9 @@ def old_way(instance: Instance, answers: list[str]) -> None:
         embed(sentences + [f"{a} {b}" for a, b in itertools.pairwise(sentences)])
 
 
+QUICK_INSTANCES = Path(__file__).resolve().parents[1] / "examples/judge-labels/instances.jsonl"
+
+
 def distinct_answers(instances: list[Instance], count: int) -> list[str]:
     """``count`` answers sharing no sentence (as a GRPO group's samples): the instances'
     references in turn, each sentence numbered by the answer it is in."""
@@ -78,11 +81,22 @@ def long_answer(instance: Instance, chars: int = 16_000) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("instances", type=Path)
+    parser.add_argument(
+        "instances",
+        type=Path,
+        nargs="?",
+        default=QUICK_INSTANCES,
+        help="instances.jsonl (default: the small labelled set in examples/judge-labels)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="Smoke mode: 2 answers, one run per row."
+    )
     parser.add_argument("--group", type=int, default=8, help="Answers per GRPO step.")
     parser.add_argument("--repeats", type=int, default=3, help="Runs per row; the best counts.")
     parser.add_argument("--step-seconds", type=float, default=1.89, help="Free-reward step time.")
     args = parser.parse_args()
+    if args.quick:
+        args.group, args.repeats = 2, 1
     instances = list(read_jsonl(args.instances, Instance))
     instance = instances[0]
     judge = OfflineJudge()

@@ -39,6 +39,7 @@ FLOORS = {
     **dict.fromkeys(("recipes", "reward"), 3),
     **dict.fromkeys(("review", "eval", "write"), 4),
     "fakellm": 5,
+    "calibrate": 5,
     "train": 6,
     "settings": 7,
     **dict.fromkeys(("cli", "integrations"), 8),

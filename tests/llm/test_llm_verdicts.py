@@ -60,15 +60,20 @@ def test_schema_for_k_items_demands_exactly_one_per_id_and_is_kept() -> None:
 
 
 @pytest.mark.parametrize(
-    ("schema", "verdict_key"), [(leakage_schema, "inferable"), (rubric_schema, "verdict")]
+    ("schema", "fields"),
+    [
+        (leakage_schema, ["criterion_id", "reason", "inferable"]),
+        # the rubric judge quotes the answer for a met criterion (issue 23), before its verdict
+        (rubric_schema, ["criterion_id", "reason", "quote", "verdict"]),
+    ],
 )
 def test_both_judges_ask_for_id_then_reason_then_their_own_verdict(
-    schema: object, verdict_key: str
+    schema: object, fields: list[str]
 ) -> None:
     """The shared base keeps each judge's wire format: the reason before the verdict."""
     sent = json_schema_for(schema(4))  # type: ignore[operator]
     item = next(iter(sent["$defs"].values()))
-    assert list(item["properties"]) == ["criterion_id", "reason", verdict_key]
+    assert list(item["properties"]) == fields
     assert item["additionalProperties"] is False
     assert (
         sent["properties"]["verdicts"]["minItems"]

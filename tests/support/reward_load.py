@@ -91,14 +91,23 @@ _TOPICS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
+def _first_half(sentence: str) -> str:
+    """The first half of a sentence's words, lower-cased: a criterion that its sentence meets
+    and says more than (a criterion copied whole is the gameable form, issue 23)."""
+    words = sentence.rstrip(".").split()
+    kept = " ".join(words[: max(3, (len(words) + 1) // 2)])
+    return kept[0].lower() + kept[1:] + "."
+
+
 def mixed_instances(count: int = len(_TOPICS)) -> list[Instance]:
-    """Small instances on unrelated topics, each with its own rubric (its method sentences)."""
+    """Small instances on unrelated topics, each with its own rubric (the first half of each of
+    its method sentences)."""
     out: list[Instance] = []
     for index, (topic, question, sentences) in enumerate(_TOPICS[:count]):
         criteria = tuple(
             Criterion(
                 id=f"c{rank}",
-                text=f"The plan specifies that {s[0].lower()}{s[1:]}",
+                text=f"The plan specifies that {_first_half(s)}",
                 dimension="method" if rank <= 2 else "experiment",
                 origin="extractive",
                 rank=rank,

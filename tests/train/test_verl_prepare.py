@@ -64,7 +64,11 @@ def _instance(paper: str) -> Instance:
         paper_id=paper,
         title=f"Paper {paper}",
         question=f"Current methods miss a gap for {paper}. Propose a research plan.",
-        reference_answer=" ".join(c.text for c in criteria),
+        reference_answer=" ".join(  # the criteria's words and more: a copy counts for nothing
+            f"The plan for {paper} measures effect {rank} with a held-out benchmark of clinical "
+            "notes, reporting a bootstrap interval over five seeds."
+            for rank in range(1, 6)
+        ),
         rubric=Rubric(specific=criteria, general=GENERAL_CRITERIA),
     )
 

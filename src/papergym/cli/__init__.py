@@ -48,8 +48,8 @@ VERBS: tuple[Verb, ...] = (
     Verb(
         "check-reward",
         "check_reward",
-        "The reward's self-test: reference vs empty, restated-question, other-paper, padded, "
-        "criteria-list and judge-injection probes (and committed-pitfalls for weighted rubrics).",
+        "The reward's self-test: gaming probes (empty, restated question, other paper, padded, "
+        "criteria list, shuffled or dressed words, judge injection) and half of the criteria.",
     ),
     Verb(
         "calibrate-reward",

@@ -98,7 +98,7 @@ def check_reward(
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """The reward's self-test: reference vs empty, restated-question, other-paper, padded, criteria-list, shuffled-words, half-of-the-criteria and judge-injection probes (and committed-pitfalls for weighted rubrics).
+    """The reward's self-test: gaming probes (empty, restated question, other paper, padded, criteria list, shuffled or dressed words, judge injection) and half of the criteria.
 
     Flags the instances whose reference answer does not beat every gaming probe by --margin,
     and, for rubrics with pitfalls (negative weights), those where an answer committing the

@@ -138,7 +138,7 @@ class AresScript:
             "avoid?"
         )
         criteria = [
-            {"text": "States that " + _lower_first(s), "weight": w}
+            {"text": "States that " + _lower_first(_first_half(s)), "weight": w}
             for s, w in zip(found[1:6], (5, 4, 3, 2, 2), strict=False)
         ]
         if "leak" in self.faults:
@@ -194,6 +194,14 @@ class AresScript:
                 for p in points
             ]
         }
+
+
+def _first_half(sentence: str) -> str:
+    """A sentence's first half (five words at least): a criterion its sentence meets and says
+    more than, as a real writer's would; one copied whole is the form a judge cannot tell from
+    a restated rubric."""
+    words = sentence.rstrip(".").split()
+    return " ".join(words[: max(5, (len(words) + 1) // 2)]) + "."
 
 
 def _prompt(request: JSONDict) -> str:
