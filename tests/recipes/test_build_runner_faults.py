@@ -107,6 +107,9 @@ def test_client_errors_and_truncated_answers_are_not_drops(
     [failure] = read_jsonl(out / "failed.jsonl", BuildFailure)
     assert failure.step.startswith(step)
     assert read_jsonl(out / "dropped.jsonl", Drop) == []
+    # a cut answer comes back from the cache when run again unchanged: the line says so
+    said = " ".join(result.output.split())
+    assert ("raise max_tokens (and max_tokens_ceiling) first" in said) == (mode == "truncated")
 
 
 def test_an_older_builds_endpoint_drops_are_retried_and_real_drops_kept(

@@ -85,7 +85,10 @@ def _exit_status(result: AresResult) -> None:
     """Exit 1 when the endpoint failed on documents (run again), 2 when an LLM build kept
     nothing; offline, the one line naming the LLM options, and exit 0."""
     if result.failures:
-        exit_endpoint_failed(len(result.failures), "document(s)", result.out / "failed.jsonl")
+        cut = sum(f.step == "llm:truncated" for f in result.failures)
+        exit_endpoint_failed(
+            len(result.failures), "document(s)", result.out / "failed.jsonl", truncated=cut
+        )
     if result.mode == "offline":
         stderr.print(f"stopped after the offline steps: {needs_llm()}", soft_wrap=True)
         return

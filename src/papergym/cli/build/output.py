@@ -42,11 +42,23 @@ def reasons_table(
     return table
 
 
-def exit_endpoint_failed(count: int, items: str, failed: Path, kinds: str = "") -> None:
-    """``count`` ``items`` the endpoint failed on (listed in ``failed``): exit 1, run again."""
+def exit_endpoint_failed(
+    count: int, items: str, failed: Path, kinds: str = "", truncated: int = 0
+) -> None:
+    """``count`` ``items`` the endpoint failed on (listed in ``failed``): exit 1, run again.
+
+    ``truncated`` of them were cut by the token budget: run again unchanged, they are cut again
+    (from the cache, at no cost), so the line says to raise the budget first."""
+    cut = (
+        f"; {truncated} were cut by the token budget: raise max_tokens (and max_tokens_ceiling) "
+        "first, or they are cut again"
+        if truncated
+        else ""
+    )
     _error(
         f"{count} {items} not finished because the LLM endpoint failed ({kinds}see "
-        f"{escape(str(failed))}); they are not dropped: run the same command again to retry them"
+        f"{escape(str(failed))}); they are not dropped: run the same command again to retry "
+        f"them{cut}"
     )
     raise typer.Exit(1)
 

@@ -51,7 +51,11 @@ def _exit_status(result: BuildResult) -> None:
         steps = Counter(f.step for f in result.failures)
         kinds = ", ".join(f"{n} {step}" for step, n in steps.most_common())
         exit_endpoint_failed(
-            len(result.failures), "paper(s)", result.out / "failed.jsonl", f"{kinds}; "
+            len(result.failures),
+            "paper(s)",
+            result.out / "failed.jsonl",
+            f"{kinds}; ",
+            truncated=steps["llm:truncated"],
         )
     if not result.instances:
         exit_nothing_built(
