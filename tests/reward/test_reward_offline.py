@@ -192,3 +192,20 @@ def test_reward_offline_pair_vectors_are_unit_sums() -> None:
     assert pairs.shape == (2, 2)
     assert np.allclose(pairs[0], [2**-0.5, 2**-0.5]) and np.allclose(pairs[1], [0.0, 1.0])
     assert pair_vectors(vectors[:1]).shape == (0, 2)
+
+
+def test_reward_offline_a_cancelled_first_caller_does_not_strand_its_batch(
+    judge: OfflineJudge,
+) -> None:
+    instance = INSTANCES[0]
+
+    async def go() -> list[object]:
+        calls = [asyncio.create_task(judge.judge(instance, instance.reference_answer))]
+        await asyncio.sleep(0)  # the first call has opened the batch
+        calls += [asyncio.create_task(judge.judge(o, o.reference_answer)) for o in INSTANCES[1:]]
+        await asyncio.sleep(0)
+        calls[0].cancel()
+        return await asyncio.wait_for(asyncio.gather(*calls[1:]), timeout=120)
+
+    judged = asyncio.run(go())
+    assert len(judged) == len(INSTANCES) - 1

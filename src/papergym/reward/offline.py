@@ -346,7 +346,10 @@ class OfflineJudge:
         self.lexical_weight = lexical_weight
         self._rubrics: OrderedDict[tuple[str, ...], _Encoded] = OrderedDict()
         self._rubrics_lock = threading.Lock()
-        self._pending: _Pending = []
+        # calls waiting to be judged together, per event loop (a judge may serve several: the
+        # adapters' background loop and a caller's own), each batch flushed by a task of its own
+        self._pending: dict[asyncio.AbstractEventLoop, _Pending] = {}
+        self._flushes: set[asyncio.Task[None]] = set()
 
     @property
     def name(self) -> str:
@@ -457,23 +460,29 @@ class OfflineJudge:
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[list[Verdict], list[Verdict]]] = loop.create_future()
-        self._pending.append((instance, answer, future))
-        if len(self._pending) == 1:
-            await self._flush()
+        pending = self._pending.setdefault(loop, [])
+        pending.append((instance, answer, future))
+        if len(pending) == 1:
+            # a task, not this call: a caller cancelled while it waits must not strand the batch
+            flush = loop.create_task(self._flush(loop))
+            self._flushes.add(flush)
+            flush.add_done_callback(self._flushes.discard)
         return await future
 
-    async def _flush(self) -> None:
+    async def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
         for _ in range(BATCH_WAIT_TURNS):  # let the other calls of this gather join the batch
             await asyncio.sleep(0)
-        batch, self._pending = self._pending, []
+        batch = self._pending.pop(loop, [])
         try:
             results = await asyncio.to_thread(self.judge_many, [(i, a) for i, a, _ in batch])
         except Exception as error:  # every caller of the batch sees the failure
             for _, _, future in batch:
-                future.set_exception(error)
+                if not future.done():  # its caller may have been cancelled meanwhile
+                    future.set_exception(error)
             return
         for (_, _, future), result in zip(batch, results, strict=True):
-            future.set_result(result)
+            if not future.done():
+                future.set_result(result)
 
 
 BATCH_WAIT_TURNS = 4
