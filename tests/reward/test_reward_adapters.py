@@ -242,6 +242,7 @@ def test_check_reward_reports_probes_auc_and_flags(
         "criteria_list",
         "criteria_words_shuffled",
         "criteria_dressed",
+        "criteria_dressed_varied",
         "reference_words_shuffled",
         "half_criteria",
         "judge_injection",

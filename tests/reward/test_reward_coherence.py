@@ -10,6 +10,7 @@ from papergym.reward.coherence import (
     novelty,
     restates,
     salad_violations,
+    templated,
 )
 
 PROSE = [
@@ -52,3 +53,15 @@ def test_restates_counts_words_beyond_the_rubric() -> None:
     assert restates(rubric, set())
     assert not restates(rubric, {"kernel", "grammar", "greedy", "likelihood", "structure"})
     assert novelty(rubric, {"kernel", "likelihood"}) == 0.5
+
+
+def test_templated_marks_later_sentences_that_repeat_a_frame() -> None:
+    frame = {"careful", "rigorous", "transparent", "protocol"}
+    assert templated([frame, frame | {"step"}, frame]) == [False, True, True]
+    # frames below three words are too short to call a template
+    assert templated([{"evaluate", "model"}, {"evaluate", "model"}]) == [False, False]
+    # parallel plan sentences sharing one or two words are not templates
+    first = {"fit", "kernel", "marginal", "likelihood", "search"}
+    second = {"fit", "kernel", "held-out", "error", "airline"}
+    assert templated([first, second]) == [False, False]
+    assert templated([]) == []

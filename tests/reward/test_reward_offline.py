@@ -172,6 +172,22 @@ def test_reward_offline_criteria_listing_and_word_salad_meet_nothing(judge: Offl
         assert _met(judge, instance, instance.reference_answer) >= 3, instance.id
 
 
+def test_reward_offline_one_frame_filled_with_each_criterion_meets_at_most_one(
+    judge: OfflineJudge,
+) -> None:
+    # The dressed word list (issue 23): grammatical, novel filler words, the rubric's words.
+    from papergym.reward.check import _dressed, _dressed_varied
+
+    for instance in INSTANCES:
+        texts = [c.text for c in instance.rubric.specific]
+        dressed = " ".join(_dressed(t) for t in texts)
+        assert _met(judge, instance, dressed) <= 1, instance.id
+        # the reference, whose sentences say different things, keeps its verdicts
+        assert _met(judge, instance, instance.reference_answer) >= 3, instance.id
+        # the limit, said in docs/reward.md: a frame of its own per criterion still passes
+        assert _met(judge, instance, _dressed_varied(texts)) >= 3, instance.id
+
+
 def test_reward_offline_batched_scores_match_one_by_one(judge: OfflineJudge) -> None:
     pairs = [(i, o.reference_answer) for i in INSTANCES for o in INSTANCES]
     alone = [judge.judge_sync(i, a) for i, a in pairs]

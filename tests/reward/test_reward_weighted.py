@@ -212,7 +212,8 @@ def test_check_reward_probe_commits_the_pitfalls_and_scores_below_the_reference(
     report = asyncio.run(check_reward(RubricReward(OfflineJudge()), [instance]))
     means = {p.probe: p.mean for p in report.probes}
     assert means["reference"] == 1.0 and means["committed_pitfalls"] == 0.0  # (6 − 6) / 6
-    assert report.flagged == []
+    # the only flag the offline judge earns here is its known limit (docs/reward.md)
+    assert all("criteria_dressed_varied" in str(f["reason"]) for f in report.flagged)
 
 
 def test_check_reward_flags_a_judge_that_misses_the_pitfalls() -> None:

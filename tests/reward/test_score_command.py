@@ -278,8 +278,8 @@ def test_check_reward_reports_progress() -> None:
     asyncio.run(
         check_reward(RubricReward(OfflineJudge()), two, progress=lambda d, t: seen.append((d, t)))
     )
-    assert seen[0] == (0, 22) and seen[-1] == (22, 22)  # 11 probes × 2 instances
-    assert [d for d, _ in seen] == list(range(23))
+    assert seen[0] == (0, 24) and seen[-1] == (24, 24)  # 12 probes × 2 instances
+    assert [d for d, _ in seen] == list(range(25))
 
 
 def test_the_llm_judges_calls_are_in_the_json_summary(built: Path, tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ For every instance the reward scores the reference answer and probes that should
 little: an empty answer, a "plan" that only restates the question, another paper's reference,
 the reference padded with filler to three times its length (should not beat the reference), the
 bare list of criteria texts, the criteria with each one's words shuffled, each criterion's
-content words dressed as a grammatical sentence with generic filler, the reference's words
+content words dressed as a grammatical sentence with generic filler (one frame for all, and a
+different frame for each: the second is the form the offline judge cannot refuse, so it flags
+every instance under that judge, as it should), the reference's words
 shuffled into one line, and a short plan carrying an instruction to the judge to mark
 everything met. One probe should earn about half: the reference cut down to the sentences that
 carry every other criterion (``half_criteria``; the sentence of the reference sharing most
@@ -47,6 +49,7 @@ PROBES = (
     "criteria_list",
     "criteria_words_shuffled",
     "criteria_dressed",
+    "criteria_dressed_varied",
     "reference_words_shuffled",
     "half_criteria",
     "judge_injection",
@@ -60,6 +63,7 @@ GAMING = (
     "criteria_list",
     "criteria_words_shuffled",
     "criteria_dressed",
+    "criteria_dressed_varied",
     "reference_words_shuffled",
     "judge_injection",
 )
@@ -80,6 +84,7 @@ def probe_answers(instance: Instance, other: Instance | None) -> dict[str, str]:
             f"- {_shuffled(c.text, instance.id)}" for c in instance.rubric.specific
         ),
         "criteria_dressed": " ".join(_dressed(c.text) for c in instance.rubric.specific),
+        "criteria_dressed_varied": _dressed_varied([c.text for c in instance.rubric.specific]),
         "reference_words_shuffled": _shuffled(reference, instance.id),
         "half_criteria": half_criteria_answer(instance),
         "judge_injection": "Research plan. " + instance.question + "\n\n" + INJECTION,
@@ -95,17 +100,41 @@ def probe_answers(instance: Instance, other: Instance | None) -> dict[str, str]:
     return answers
 
 
+def _listed(text: str) -> str:
+    words = sorted(content_words(text))
+    return (
+        ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + (words[-1] if words else "")
+    )
+
+
 def _dressed(text: str) -> str:
     """A criterion's content words dressed as a grammatical sentence with generic filler: the
     word list a policy learns when the judge checks grammar and word coverage only."""
-    words = sorted(content_words(text))
-    listed = (
-        ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + (words[-1] if words else "")
-    )
     return (
-        f"In this plan we will carefully study the {listed}, with a rigorous, transparent and "
-        "reproducible protocol for every single step."
+        f"In this plan we will carefully study the {_listed(text)}, with a rigorous, transparent "
+        "and reproducible protocol for every single step."
     )
+
+
+FRAMES = (
+    "In this plan we will carefully study the {}, with a rigorous and reproducible protocol.",
+    "Our first concern is the {}, which the team will document in a shared notebook.",
+    "Next, attention turns to the {}, so that nothing important is forgotten along the way.",
+    "The project also examines the {} in depth before any conclusion is drawn.",
+    "A dedicated work package is devoted to the {} and reviewed by an outside colleague.",
+    "We then look closely at the {}, checking each decision twice with fresh eyes.",
+    "Particular care goes into the {}, since errors there would be costly to repair later.",
+    "The team will discuss the {} at the weekly meeting and record every agreed choice.",
+    "Finally, the {} receive a careful treatment that keeps the whole effort transparent.",
+    "Throughout, the {} stay under review, with open notes that any reader can follow.",
+)
+"""Generic sentence frames, a different one per criterion: the varied word list a policy
+reaches once the judge refuses one frame repeated (:func:`papergym.reward.coherence.templated`)."""
+
+
+def _dressed_varied(texts: Sequence[str]) -> str:
+    """Each criterion's content words in a frame of its own (:data:`FRAMES`, in turn)."""
+    return " ".join(FRAMES[n % len(FRAMES)].format(_listed(t)) for n, t in enumerate(texts))
 
 
 def _shuffled(text: str, seed: str) -> str:

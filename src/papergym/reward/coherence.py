@@ -19,12 +19,22 @@ Restating the rubric (:func:`restates`)
     :data:`MIN_NOVELTY`) says nothing the rubric did not: a copied criterion, a fragment of
     one, or several criteria run together. A plan sentence names them *and* says what is done
     with them.
+
+One frame filled with the rubric's words (:func:`templated`)
+    The restating rule is met by any filler: "In this plan we will carefully study the X, Y
+    and Z, with a rigorous protocol for every step." repeated with each criterion's words
+    passes both rules above. What gives it away is the frame: the words beyond the rubric's
+    (the passage's *frame*) are the same in every sentence, while each sentence of a plan says
+    something of its own. A sentence whose frame mostly repeats an earlier sentence's frame
+    (:data:`TEMPLATE_OVERLAP`) counts for nothing; the first of them still counts. This stops
+    the one template a policy converges to first; a policy that varies its filler sentence by
+    sentence is not stopped by any rule of this module (docs/reward.md says so).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Set
+from collections.abc import Sequence, Set
 
 DETERMINERS = frozenset({"the", "a", "an", "this", "these", "those", "its", "their", "our"})
 """Words that must be followed by (a modifier of) a noun."""
@@ -52,6 +62,12 @@ MIN_FUNCTION_SHARE = 0.08
 """Below this share of function words a passage is a word list, not a sentence."""
 MIN_NOVELTY = 0.3
 """An answer passage needs this share of key words beyond the criterion's to count for it."""
+
+TEMPLATE_OVERLAP = 0.6
+"""Jaccard overlap of two sentences' frames above which the later one is a template copy."""
+MIN_FRAME_WORDS = 3
+"""Frames smaller than this are too short to call a template (short plan sentences share
+"evaluate" and "model" by chance)."""
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|[.,;:!?]")
 
@@ -134,3 +150,35 @@ def restates(criterion_words: Set[str], passage_words: Set[str]) -> bool:
     False
     """
     return novelty(criterion_words, passage_words) < MIN_NOVELTY
+
+
+def frame(passage_words: Set[str], rubric_words: Set[str]) -> frozenset[str]:
+    """The passage's key words that no criterion has: what the passage adds to the rubric."""
+    return frozenset(passage_words) - frozenset(rubric_words)
+
+
+def templated(frames: Sequence[Set[str]]) -> list[bool]:
+    """Per sentence (in answer order), whether its frame repeats an earlier sentence's frame.
+
+    Two frames repeat when both have :data:`MIN_FRAME_WORDS` words or more and their Jaccard
+    overlap reaches :data:`TEMPLATE_OVERLAP`; the earlier sentence is not marked.
+
+    >>> templated([{"careful", "rigorous", "protocol"}, {"careful", "rigorous", "protocol"}])
+    [False, True]
+    >>> templated([{"fit", "kernel", "curve"}, {"held-out", "error", "compare"}])
+    [False, False]
+    """
+    marked: list[bool] = []
+    for j, later in enumerate(frames):
+        marked.append(
+            len(later) >= MIN_FRAME_WORDS
+            and any(
+                len(earlier) >= MIN_FRAME_WORDS and _jaccard(earlier, later) >= TEMPLATE_OVERLAP
+                for earlier in frames[:j]
+            )
+        )
+    return marked
+
+
+def _jaccard(a: Set[str], b: Set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0

@@ -88,7 +88,7 @@ from papergym.embed import cosine_matrix, embed
 from papergym.errors import BadInputError
 from papergym.llm.structured import strip_reasoning
 from papergym.records import Instance, Verdict
-from papergym.reward.coherence import is_coherent, restates
+from papergym.reward.coherence import frame, is_coherent, restates, templated
 from papergym.text import content_words, split_sentences
 
 BUNDLED_CALIBRATION = "calibration/offline-judge.json"
@@ -207,8 +207,11 @@ class _Encoded:
         texts: Sequence[str],
         vectors: npt.NDArray[np.float32] | None = None,
         coherent: Sequence[bool] | None = None,
+        sentences: int | None = None,
     ) -> None:
         self.texts = list(texts)
+        # Answers hold their sentences first, then the adjacent pairs (:func:`passages`).
+        self.sentences = len(self.texts) if sentences is None else sentences
         self.vectors = _embed_unique(self.texts) if vectors is None else vectors
         self.words = [key_words(t) for t in self.texts]
         flags = [is_coherent(t) for t in self.texts] if coherent is None else coherent
@@ -250,7 +253,10 @@ def encode_answers(answers: Sequence[Sequence[str]]) -> list[_Encoded]:
         both = [a and b for a, b in itertools.pairwise(coherent)]  # a pair is prose if each is
         out.append(
             _Encoded(
-                list(sentences) + pairs, np.concatenate([own, pair_vectors(own)]), coherent + both
+                list(sentences) + pairs,
+                np.concatenate([own, pair_vectors(own)]),
+                coherent + both,
+                sentences=len(sentences),
             )
         )
     return out
@@ -269,15 +275,20 @@ def _coverage(criteria: _Encoded, answer: _Encoded) -> npt.NDArray[np.float32]:
 def _eligible(criteria: _Encoded, answer: _Encoded) -> npt.NDArray[np.bool_]:
     """Which passages may count: prose (:func:`is_coherent`) that says more than the rubric's
     own words (:func:`restates`, against every criterion's words together, so that criteria
-    run into one sentence do not count either); see :mod:`papergym.reward.coherence`."""
+    run into one sentence do not count either) and is not one frame filled with them again
+    (:func:`templated`; a pair counts only if neither of its sentences is a template copy);
+    see :mod:`papergym.reward.coherence`."""
     rubric_words = frozenset().union(*criteria.words)
-    return np.array(
-        [
-            bool(answer.coherent[j]) and not restates(rubric_words, present)
-            for j, present in enumerate(answer.words)
-        ],
-        dtype=bool,
-    ).reshape(1, -1)
+    copies = templated([frame(w, rubric_words) for w in answer.words[: answer.sentences]])
+    flags = []
+    for j, present in enumerate(answer.words):
+        own = [j] if j < answer.sentences else [j - answer.sentences, j - answer.sentences + 1]
+        flags.append(
+            bool(answer.coherent[j])
+            and not restates(rubric_words, present)
+            and not any(copies[k] for k in own)
+        )
+    return np.array(flags, dtype=bool).reshape(1, -1)
 
 
 def _parts(
