@@ -3,8 +3,10 @@ without the judge: answers assembled from each criterion's source sentence in th
 so whether an answer meets a criterion follows from how it was made.
 
 The extractive builder writes each criterion from one sentence of the reference answer. Each
-criterion's source is found by character-level similarity (:mod:`difflib`, not the judge's
-embeddings); criteria without a clear source, or sharing one, are left unlabelled. With the
+criterion's source is found without the judge: the one sentence holding every phrase a
+requirement-form criterion names ("The plan covers: X; Y."), or for an older copied criterion
+the sentence most similar by characters (:mod:`difflib`, not the judge's embeddings);
+criteria without a clear source, or sharing one, are left unlabelled. With the
 sources of criteria split into two halves A and B (alternately, in rubric order), the answers
 of an instance are:
 
@@ -40,15 +42,43 @@ def _core(criterion: str) -> str:
     return text
 
 
+def _requirement_items(criterion: str) -> list[str]:
+    """The items of a requirement-form criterion ("The plan covers: X; Y."), lower-cased."""
+    head, colon, items = criterion.partition(":")
+    if not colon or "covers" not in head.lower():
+        return []
+    return [i.strip().lower() for i in items.strip().rstrip(".").split(";") if i.strip()]
+
+
+def _source(criterion: str, sentences: Sequence[str]) -> str | None:
+    """The reference sentence a criterion was written from, or None when no sentence is clear.
+
+    A requirement-form criterion names phrases of its sentence: the source is the one sentence
+    holding every phrase (the most similar one by difflib when several do). An older criterion
+    copies its sentence: the source is the most similar sentence, if similar enough."""
+    lowered = [s.lower() for s in sentences]
+    items = _requirement_items(criterion)
+    candidates = (
+        [n for n, s in enumerate(lowered) if all(i in s for i in items)]
+        if items
+        else list(range(len(sentences)))
+    )
+    core = _core(criterion).lower()
+    ratios = {n: difflib.SequenceMatcher(None, core, lowered[n]).ratio() for n in candidates}
+    if not ratios:
+        return None
+    best = max(ratios, key=lambda n: ratios[n])
+    return sentences[best] if items or ratios[best] >= MIN_SOURCE_RATIO else None
+
+
 def criterion_sources(instance: Instance) -> dict[str, str]:
     """Each criterion's source sentence in the reference (see the module), by criterion id."""
     sentences = split_sentences(instance.reference_answer)
     found: dict[str, str] = {}
     for criterion in instance.rubric.specific:
-        core = _core(criterion.text).lower()
-        ratios = [difflib.SequenceMatcher(None, core, s.lower()).ratio() for s in sentences]
-        if ratios and max(ratios) >= MIN_SOURCE_RATIO:
-            found[criterion.id] = sentences[ratios.index(max(ratios))]
+        source = _source(criterion.text, sentences)
+        if source is not None:
+            found[criterion.id] = source
     shared = {s for s in found.values() if list(found.values()).count(s) > 1}
     return {cid: s for cid, s in found.items() if s not in shared}
 
