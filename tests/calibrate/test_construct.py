@@ -47,6 +47,28 @@ def test_each_criterion_finds_its_own_source_sentence() -> None:
     assert [sources[c.id] for c in PAPER.rubric.specific] == SOURCES
 
 
+def test_a_requirement_form_criterion_finds_the_sentence_holding_its_phrases() -> None:
+    # the current extractive builder names phrases of its sentence, not a copy of it
+    requirement = rubric_instance(
+        "r",
+        ["The plan covers: lasso; school entry age.", "The plan covers: standard errors; county."],
+        question="Q?",
+        reference_answer="Intro sentence about nothing. " + " ".join(SOURCES),
+        title="r",
+    )
+    sources = criterion_sources(requirement)
+    assert list(sources.values()) == SOURCES[:2]
+    # a phrase in no sentence: no source, so no label
+    missing = rubric_instance(
+        "m",
+        ["The plan covers: quantum annealing."],
+        question="Q?",
+        reference_answer=" ".join(SOURCES),
+        title="m",
+    )
+    assert criterion_sources(missing) == {}
+
+
 def test_labels_follow_the_construction() -> None:
     labels = constructed_labels(PAPER, OTHER, seed=0)
     by_kind: dict[str, list[tuple[str, int]]] = {}
