@@ -34,6 +34,7 @@ from papergym.eval.records import (
 from papergym.eval.run import refuse_foreign_folder, run_eval
 from papergym.eval.summary import alpha_text, unbacked_text
 from papergym.eval.systems import ResolvedSystem, resolve_systems
+from papergym.export.datesplit import date_rule
 from papergym.llm.report import usage_table
 from papergym.llm.usage import UsageTracker
 from papergym.settings.load import config_yaml, is_override
@@ -136,7 +137,11 @@ def eval_command(
     settings = resolve(config, overrides, [*given, *llm])
     refuse_foreign_folder(out)  # before the data is read: a foreign folder is named first
     loaded = load_eval_data(
-        data, settings.eval.split, settings.data.test_fraction, settings.eval.limit
+        data,
+        settings.eval.split,
+        settings.data.test_fraction,
+        settings.eval.limit,
+        date_rule(settings.data.split_by, settings.data.test_after, settings.data.undated),
     )
     result = run_eval(
         loaded,
