@@ -39,9 +39,10 @@ def _dimension(value: str | None) -> str:
     return "experiment" if "experiment" in text or "evaluat" in text else "method"
 
 
-def instance_from_item(item: AuditItem) -> Instance:
-    """An audit item as an Instance: its criteria (weights and ranks kept) plus our 7 general
-    criteria, so the same reward scores it; there is no reference answer."""
+def instance_from_item(item: AuditItem, general: bool = True) -> Instance:
+    """An audit item as an Instance: its criteria (weights and ranks kept) plus, with
+    ``general``, our 7 general criteria, so the same reward scores it (without: the dataset's
+    own criteria only, as its benchmark scores them); there is no reference answer."""
     specific = tuple(
         Criterion(
             id=c.id or f"c{index}",
@@ -62,7 +63,7 @@ def instance_from_item(item: AuditItem) -> Instance:
         source_path=item.source,
         question=item.question,
         reference_answer="",
-        rubric=Rubric(specific=specific, general=GENERAL_CRITERIA),
+        rubric=Rubric(specific=specific, general=GENERAL_CRITERIA if general else ()),
         source_kind="document",
     )
 
@@ -85,15 +86,17 @@ def load_eval_data(
     test_fraction: float | None,
     limit: int | None = None,
     date_split: DateSplit | None = None,
+    general: bool = True,
 ) -> EvalData:
     """The instances of ``split`` ("auto": test when ``test_fraction`` or a date rule,
-    ``date_split``, holds papers out, else all)."""
+    ``date_split``, holds papers out, else all). A foreign dataset's items get our general
+    criteria unless ``general`` is false (benchmark scoring)."""
     path = _file(data)
     dataset = read_dataset(path)
     if dataset.format is AuditFormat.instances and dataset.instances is not None:
         instances = dataset.instances
     else:
-        instances = [instance_from_item(item) for item in dataset.items]
+        instances = [instance_from_item(item, general) for item in dataset.items]
     seen: set[str] = set()
     for instance in instances:
         if instance.id in seen:  # ids key every answer and score
