@@ -167,18 +167,18 @@ def test_the_default_scoring_of_the_same_data_adds_general_criteria_and_mixes(
     assert mixed_scores["rqa-1"].value == pytest.approx(0.525)
 
 
-@pytest.mark.slow  # loads the offline judge's MiniLM: about 40 s the first time
-def test_benchmark_scoring_of_points_and_plans_with_the_offline_judge(tmp_path: Path) -> None:
+@pytest.mark.slow  # two evals: about 3 s on 2 cores
+def test_benchmark_scoring_of_points_and_plans_with_a_scripted_llm_judge(tmp_path: Path) -> None:
     hub = _write(
         tmp_path / "rubrichub.jsonl",
         [
             {
                 "id": "rh-1",
-                "prompt": "How would you test whether a cache speeds up a web service?",
+                "prompt": "QA: how can attention be made cheaper?",
                 "rubrics": [
-                    {"criterion": "Measures latency with and without the cache", "points": 5},
-                    {"criterion": "Reports the hit rate of the cache", "points": 2},
-                    {"criterion": "Claims a speed-up without measuring it", "points": -3},
+                    {"criterion": "Uses YES a learned gate", "points": 5},
+                    {"criterion": "Tests NO on long documents", "points": 3},
+                    {"criterion": "Claims YES a speed-up it never measured", "points": -2},
                 ],
             }
         ],
@@ -187,32 +187,38 @@ def test_benchmark_scoring_of_points_and_plans_with_the_offline_judge(tmp_path: 
         tmp_path / "plans.jsonl",
         [
             {
-                "Goal": "Make attention cheaper for long documents.",
-                "Rubric": ["Uses a learned routing gate", "Evaluates on long documents"],
+                "Goal": "QB: how should training speed-ups be validated?",
+                "Rubric": ["Compares YES with baselines", "Reports NO variance", "Uses YES seeds"],
                 "Reference solution": "ignored",
             }
         ],
     )
-    answer = "Measure latency with and without the cache; a learned routing gate on long documents."
-    with FakeOpenAIServer(responder=lambda body: answer) as server:
+    expected = {"healthbench_points": (5 - 2) / 8, "criteria_met": 2 / 3}
+    for data, rule in ((hub, "healthbench_points"), (plans, "criteria_met")):
+        out = tmp_path / f"eval-{rule}"
+        result = _scripted_eval(data, out, "--scoring", "benchmark")
+        assert result.exit_code == 0, result.output
+        (score,) = _scores(out).values()
+        assert score.scoring == rule
+        assert score.value == pytest.approx(expected[rule])
+        questions = read_jsonl(out / "questions.jsonl", EvalQuestion)
+        assert len(questions[0].criteria) == len(score.verdicts) == 3  # no general criteria
+        assert _summary(out).scoring == rule
+
+
+@pytest.mark.slow  # loads the offline judge's MiniLM: about 40 s the first time
+def test_benchmark_scoring_with_the_offline_judge(tmp_path: Path) -> None:
+    data = _researchqa(tmp_path)
+    with FakeOpenAIServer(responder=responder) as server:
         system = f"a=openai:m@{server.base_url}"
-        for data, rule in ((hub, "healthbench_points"), (plans, "criteria_met")):
-            out = tmp_path / f"eval-{rule}"
-            result = _eval(data, out, system, "--judge", "offline", "--scoring", "benchmark")
-            assert result.exit_code == 0, result.output
-            (score,) = _scores(out).values()
-            assert score.scoring == rule and score.value is not None
-            met = [v for v in score.verdicts if v.passed]
-            assert met  # the answer restates a criterion: the score is not a trivial 0
-            if rule == "healthbench_points":
-                positive = sum(v.weight for v in score.verdicts if v.weight > 0)
-                expected = sum(v.weight for v in met) / positive
-                assert score.value == pytest.approx(min(1.0, max(0.0, expected)))
-            else:
-                assert score.value == len(met) / len(score.verdicts)
-            questions = read_jsonl(out / "questions.jsonl", EvalQuestion)
-            assert len(questions[0].criteria) == len(score.verdicts)  # no general criteria
-            assert _summary(out).scoring == rule
+        out = tmp_path / "eval"
+        result = _eval(data, out, system, "--judge", "offline", "--scoring", "benchmark")
+        assert result.exit_code == 0, result.output
+    for score in _scores(out).values():
+        assert score.scoring == "researchqa_coverage" and score.value is not None
+        met = [v.passed for v in score.verdicts]
+        assert len(met) in (2, 4) and score.value == sum(met) / len(met)
+    assert _summary(out).judge.startswith("offline")
 
 
 @pytest.mark.slow  # the offline judge: several seconds
