@@ -162,3 +162,21 @@ def test_export_hash_split_card_states_its_rule(dated_build: Path, tmp_path: Pat
     assert card["split_rule"]["split_by"] == "hash"
     assert card["split_rule"]["test_fraction"] == 0.5
     assert "stable hash" in (out / "card.md").read_text(encoding="utf-8")
+
+
+def test_training_and_eval_hold_out_the_same_papers_by_date(dated_build: Path) -> None:
+    from papergym.eval.data import load_eval_data
+    from papergym.export.datesplit import date_rule
+    from papergym.train.data import load_instances
+
+    settings = DataSettings(
+        build_dir=dated_build, split_by="date", test_after="2024-06", undated="drop"
+    )
+    splits = load_instances(settings)
+    assert [i.paper_id for i in splits["train"]] == ["old", "mid"]
+    assert [i.paper_id for i in splits["test"]] == ["new"]
+    rule = date_rule(settings.split_by, settings.test_after, settings.undated)
+    held_out = load_eval_data(dated_build, "auto", None, date_split=rule)
+    assert held_out.split == "test" and [i.paper_id for i in held_out.instances] == ["new"]
+    with pytest.raises(BadInputError, match="nodate"):
+        load_instances(settings.model_copy(update={"undated": "refuse"}))
