@@ -258,6 +258,11 @@ class Instance(Record):
     title: str = ""
     domain: str = Field(default="", description="Research field, as the field stage states it.")
     arxiv_id: str | None = None
+    date: str | None = Field(
+        default=None,
+        description="The source paper's ISO date (YYYY-MM or YYYY-MM-DD) as ingestion parsed it; "
+        "null when unknown (files written before the field existed read as null).",
+    )
     source_path: str = ""
     question: str
     reference_answer: str

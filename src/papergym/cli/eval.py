@@ -34,6 +34,7 @@ from papergym.eval.records import (
 from papergym.eval.run import refuse_foreign_folder, run_eval
 from papergym.eval.summary import alpha_text, unbacked_text
 from papergym.eval.systems import ResolvedSystem, resolve_systems
+from papergym.export.datesplit import date_rule
 from papergym.llm.report import usage_table
 from papergym.llm.usage import UsageTracker
 from papergym.settings.load import config_yaml, is_override
@@ -94,7 +95,10 @@ Writes EVAL_DIR/answers.jsonl (one per system, question, sample), scores.jsonl (
 
 Examples:
   papergym eval base=Qwen/Qwen3-8B-local runs/8b --data env -o eval/ data.test_fraction=0.2
-  papergym eval vllm=openai:Qwen/Qwen3-8B@http://localhost:8000/v1 --data researchqa.jsonl --split all -o eval-rqa/"""
+  papergym eval vllm=openai:Qwen/Qwen3-8B@http://localhost:8000/v1 --data researchqa.jsonl --split all -o eval-rqa/
+  papergym eval vllm=openai:Qwen/Qwen3-8B@http://localhost:8000/v1 --data researchqa.jsonl --scoring benchmark -o eval-rqa-native/
+
+--scoring benchmark scores a foreign dataset its own way (ResearchQA: rubric coverage; RubricHub/HealthBench: points over positive points, clipped to [0, 1]; ResearchPlanGen: share of criteria met), without our general criteria or the α mix; summary.json and the table state the rule and what differs from the published protocol."""
 
 
 def split_systems(arguments: list[str]) -> tuple[list[str], list[str]]:
@@ -111,7 +115,12 @@ def split_systems(arguments: list[str]) -> tuple[list[str], list[str]]:
 
 @app.command("eval", epilog=EVAL_EPILOG)
 @reports_errors
-@config_flags(split="eval.split", samples=("eval.samples", "-n", "--samples"), judge="reward.judge")
+@config_flags(
+    split="eval.split",
+    samples=("eval.samples", "-n", "--samples"),
+    judge="reward.judge",
+    scoring="eval.scoring",
+)
 @llm_options(base_url=JudgeBaseUrlOption, model=JudgeModelOption)
 def eval_command(
     arguments: SystemsArgument,
@@ -136,7 +145,12 @@ def eval_command(
     settings = resolve(config, overrides, [*given, *llm])
     refuse_foreign_folder(out)  # before the data is read: a foreign folder is named first
     loaded = load_eval_data(
-        data, settings.eval.split, settings.data.test_fraction, settings.eval.limit
+        data,
+        settings.eval.split,
+        settings.data.test_fraction,
+        settings.eval.limit,
+        date_rule(settings.data.split_by, settings.data.test_after, settings.data.undated),
+        general=settings.eval.scoring == "papergym",
     )
     result = run_eval(
         loaded,
@@ -198,10 +212,15 @@ _COLUMNS = (
 )
 
 
+def _rule_text(summary: EvalSummary) -> str:
+    """The α for the rubric reward; the benchmark's rule when it scored the answers."""
+    return alpha_text(summary) if summary.scoring == "papergym" else f"scoring {summary.scoring}"
+
+
 def _systems_table(summary: EvalSummary) -> Table:
     table = numbers_table(
         f"Eval: {summary.questions} questions ({summary.split}) × {summary.samples} "
-        f"sample(s), judge {summary.judge}, {alpha_text(summary)}, "
+        f"sample(s), judge {summary.judge}, {_rule_text(summary)}, "
         f"{int(summary.level * 100)}% intervals",
         _COLUMNS,
     )
@@ -234,6 +253,10 @@ def print_eval_summary(summary: EvalSummary, tracker: UsageTracker) -> None:
     """The systems' table, the paired differences and the LLM calls (also ``papergym train``'s
     final eval)."""
     stdout.print(_systems_table(summary))
+    if summary.scoring_definition is not None:
+        stdout.print(f"reward column: {summary.scoring_definition}", highlight=False)
+        for difference in summary.protocol_differences:
+            stdout.print(f"  differs from the published protocol: {difference}", highlight=False)
     if summary.pairs:
         stdout.print(_pairs_table(summary))
     if tracker.rows:

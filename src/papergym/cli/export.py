@@ -24,6 +24,7 @@ from papergym.cli.common import (
 from papergym.cli.flags import Given, config_flags
 from papergym.cli.groups import single_app
 from papergym.export.common import ExportResult
+from papergym.export.datesplit import date_rule
 from papergym.export.run import ExportFormat, chosen_formats, run_export
 from papergym.settings.load import config_yaml
 
@@ -62,7 +63,13 @@ OutOption = Annotated[
 
 @app.command("export")
 @reports_errors
-@config_flags(split=("data.test_fraction", "--split"), system_prompt="data.system_prompt")
+@config_flags(
+    split=("data.test_fraction", "--split"),
+    split_by="data.split_by",
+    test_after="data.test_after",
+    undated="data.undated",
+    system_prompt="data.system_prompt",
+)
 def export(
     build_dir: BuildDirArgument,
     overrides: OverridesArgument = None,
@@ -75,7 +82,9 @@ def export(
 ) -> None:
     """Export built instances for verl, TRL, Hugging Face datasets, parquet or a verifiers environment, with a dataset card.
 
-    Each format gets its own folder with card.md, card.json and config.yaml (the resolved configuration; -c FILE and key=value arguments set data.test_fraction and data.system_prompt as --split and --system-prompt do). Exit code 2 when instances.jsonl is missing or invalid, or repeats an instance id with different content (identical copies are exported once, with a warning).
+        Each format gets its own folder with card.md, card.json and config.yaml (the resolved configuration; -c FILE and key=value arguments set the data.* keys as the flags do).
+
+    Splits: --split F holds out a share F of papers by a stable hash; --split-by date --test-after YYYY-MM puts papers dated after that month in test and the rest in train (the date ingestion parsed, else the arXiv id's month). A paper with no date is refused (exit 2, naming it) unless --undated train|test|drop places it. The card states the rule and each split's date range. Exit code 2 when instances.jsonl is missing or invalid, or repeats an instance id with different content (identical copies are exported once, with a warning).
     """
     names = chosen_formats(formats)
     resolved = resolve(config, overrides, given)
@@ -84,6 +93,9 @@ def export(
         names,
         out=out,
         test_fraction=resolved.data.test_fraction,
+        date_split=date_rule(
+            resolved.data.split_by, resolved.data.test_after, resolved.data.undated
+        ),
         system_prompt=resolved.data.system_prompt,
         config_yaml=config_yaml(resolved),
         on_warning=lambda message: stderr.print(
@@ -97,6 +109,8 @@ def export(
             "build_dir": str(build_dir),
             "instances": instances,
             "split": resolved.data.test_fraction,
+            "split_by": resolved.data.split_by,
+            "test_after": resolved.data.test_after,
             "exports": [r.as_dict() for r in results],
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))

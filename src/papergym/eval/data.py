@@ -9,6 +9,7 @@ from pathlib import Path
 from papergym.audit.formats import AuditFormat, AuditItem, read_dataset
 from papergym.errors import BadInputError
 from papergym.export.common import split_instances
+from papergym.export.datesplit import DateSplit
 from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.records import Criterion, Instance, Rubric, content_hash
 from papergym.sources.files import refuse_link_out
@@ -38,9 +39,10 @@ def _dimension(value: str | None) -> str:
     return "experiment" if "experiment" in text or "evaluat" in text else "method"
 
 
-def instance_from_item(item: AuditItem) -> Instance:
-    """An audit item as an Instance: its criteria (weights and ranks kept) plus our 7 general
-    criteria, so the same reward scores it; there is no reference answer."""
+def instance_from_item(item: AuditItem, general: bool = True) -> Instance:
+    """An audit item as an Instance: its criteria (weights and ranks kept) plus, with
+    ``general``, our 7 general criteria, so the same reward scores it (without: the dataset's
+    own criteria only, as its benchmark scores them); there is no reference answer."""
     specific = tuple(
         Criterion(
             id=c.id or f"c{index}",
@@ -61,7 +63,7 @@ def instance_from_item(item: AuditItem) -> Instance:
         source_path=item.source,
         question=item.question,
         reference_answer="",
-        rubric=Rubric(specific=specific, general=GENERAL_CRITERIA),
+        rubric=Rubric(specific=specific, general=GENERAL_CRITERIA if general else ()),
         source_kind="document",
     )
 
@@ -79,30 +81,39 @@ def _file(data: Path) -> Path:
 
 
 def load_eval_data(
-    data: Path, split: str, test_fraction: float | None, limit: int | None = None
+    data: Path,
+    split: str,
+    test_fraction: float | None,
+    limit: int | None = None,
+    date_split: DateSplit | None = None,
+    general: bool = True,
 ) -> EvalData:
-    """The instances of ``split`` ("auto": test when ``test_fraction`` is set, else all)."""
+    """The instances of ``split`` ("auto": test when ``test_fraction`` or a date rule,
+    ``date_split``, holds papers out, else all). A foreign dataset's items get our general
+    criteria unless ``general`` is false (benchmark scoring)."""
     path = _file(data)
     dataset = read_dataset(path)
     if dataset.format is AuditFormat.instances and dataset.instances is not None:
         instances = dataset.instances
     else:
-        instances = [instance_from_item(item) for item in dataset.items]
+        instances = [instance_from_item(item, general) for item in dataset.items]
     seen: set[str] = set()
     for instance in instances:
         if instance.id in seen:  # ids key every answer and score
             raise BadInputError(path, f"instance id {instance.id!r} appears more than once")
         seen.add(instance.id)
+    held_out = test_fraction is not None or date_split is not None
     if split == "auto":
-        split = "test" if test_fraction is not None else "all"
+        split = "test" if held_out else "all"
     if split in ("test", "train"):
-        if test_fraction is None:
+        if not held_out:
             raise BadInputError(
                 None,
                 f"--split {split} needs the held-out share training used: set "
-                "data.test_fraction=F (or -c the training config), or use --split all",
+                "data.test_fraction=F or data.split_by=date data.test_after=YYYY-MM (or -c the "
+                "training config), or use --split all",
             )
-        instances = split_instances(instances, test_fraction)[split]
+        instances = split_instances(instances, test_fraction, date_split)[split]
     elif split != "all":
         raise BadInputError(None, f"unknown split {split!r}; use test, train or all")
     if limit is not None:

@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 from collections.abc import Callable, Sequence
 
+from papergym.eval.benchmark import BenchmarkRule, benchmark_score
 from papergym.eval.log import RecordLog
 from papergym.eval.records import EvalAnswer, EvalQuestion, EvalScore, EvalVerdict
 from papergym.eval.systems import ResolvedSystem
@@ -157,9 +158,20 @@ def _dimension_score(score: Score, instance: Instance, dimension: str) -> float 
     return specific_score(verdicts, score.normalisation)
 
 
-def eval_score(answer: EvalAnswer, instance: Instance, score: Score) -> EvalScore:
+def _benchmark_value(rule: BenchmarkRule, score: Score) -> tuple[float | None, str | None]:
+    """The value by a benchmark's rule and, when it leaves the answer unscored, why."""
+    if score.value is None:  # the reward could not score it: neither can the rule
+        return None, score.unscored_reason
+    value = benchmark_score(rule, score.verdicts)
+    return value, None if value is not None else f"{rule}: no criterion to score by"
+
+
+def eval_score(
+    answer: EvalAnswer, instance: Instance, score: Score, rule: BenchmarkRule = "papergym"
+) -> EvalScore:
     """The reward's score as an eval record, each verdict with its criterion's dimension and
-    rank, and the specific score split by dimension."""
+    rank, and the specific score split by dimension; under a benchmark ``rule`` the value is
+    that rule's score of the same verdicts (:mod:`papergym.eval.benchmark`)."""
     criteria = {c.id: c for c in instance.rubric.specific}
     verdicts = tuple(
         EvalVerdict(
@@ -179,22 +191,26 @@ def eval_score(answer: EvalAnswer, instance: Instance, score: Score) -> EvalScor
         )
         for v in score.verdicts
     )
-    scored = score.value is not None
+    value, unscored_reason = score.value, score.unscored_reason
+    if rule != "papergym":
+        value, unscored_reason = _benchmark_value(rule, score)
+    scored = value is not None
     return EvalScore(
         system=answer.system,
         instance_id=answer.instance_id,
         sample=answer.sample,
-        value=score.value,
+        value=value,
         specific=score.specific,
         general=score.general,
         method=_dimension_score(score, instance, "method") if scored else None,
         experiment=_dimension_score(score, instance, "experiment") if scored else None,
         words=answer.words,
         verdicts=verdicts,
-        unscored_reason=score.unscored_reason,
+        unscored_reason=unscored_reason,
         judge=score.judge,
         answer_truncated=score.answer_truncated,
-        alpha=score.alpha,
+        alpha=score.alpha if rule == "papergym" else None,
+        scoring=None if rule == "papergym" else rule,
     )
 
 
@@ -217,15 +233,17 @@ async def score_answers(
     instances: dict[str, Instance],
     log: RecordLog[EvalScore],
     progress: Progress | None = None,
+    rule: BenchmarkRule = "papergym",
 ) -> None:
-    """Scores of ``answers``, appended to ``log`` as each verdict comes back."""
+    """Scores of ``answers`` (by ``rule``), appended to ``log`` as each verdict comes back."""
 
     async def one(answer: EvalAnswer) -> None:
         if answer.error is not None:
             record = unscored_answer(answer, reward.judge.name)
         else:
             instance = instances[answer.instance_id]
-            record = eval_score(answer, instance, await reward.ascore(instance, answer.answer))
+            score = await reward.ascore(instance, answer.answer)
+            record = eval_score(answer, instance, score, rule)
         log.append([record])
         if progress is not None:
             progress(1)

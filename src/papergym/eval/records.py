@@ -135,6 +135,12 @@ class EvalScore(Record):
         "without a judgement.",
     )
 
+    scoring: str | None = Field(
+        default=None,
+        description="The benchmark rule that gave value (eval.scoring=benchmark: "
+        "researchqa_coverage, healthbench_points, criteria_met); None: the rubric reward.",
+    )
+
     @property
     def scored(self) -> bool:
         return self.value is not None
@@ -225,5 +231,18 @@ class EvalSummary(Record):
     seed: int
     resamples: int
     level: float = 0.95
+    scoring: str = Field(
+        default="papergym",
+        description="The rule of the reward column: papergym (the rubric reward) or a "
+        "benchmark's own (researchqa_coverage, healthbench_points, criteria_met).",
+    )
+    scoring_definition: str | None = Field(
+        default=None, description="The rule in words (benchmark scoring only)."
+    )
+    protocol_differences: tuple[str, ...] = Field(
+        default=(),
+        description="What differs from the benchmark's published protocol (judge, prompt, "
+        "rating scale); a number beside published ones must be read with these.",
+    )
     systems: tuple[SystemSummary, ...]
     pairs: tuple[PairedDifference, ...] = ()

@@ -19,6 +19,7 @@ from typing import Any
 
 from papergym import __version__
 from papergym.errors import BadInputError
+from papergym.eval.benchmark import protocol_note, rule_for
 from papergym.eval.data import EvalData
 from papergym.eval.evaluate import (
     Key,
@@ -148,6 +149,8 @@ def eval_summary(
     is the data as the summary names it (the path given), ``alpha`` reward.alpha."""
     boot = Bootstrap(resamples=section.resamples, level=section.level, seed=section.seed)
     per_system, pairs = summarise([s.record for s in systems], scores, boot)
+    rule = rule_for(section.scoring, loaded.format)
+    definition, differences = protocol_note(rule)
     return EvalSummary(
         version=__version__,
         data=data,
@@ -165,6 +168,9 @@ def eval_summary(
         seed=section.seed,
         resamples=section.resamples,
         level=section.level,
+        scoring=rule,
+        scoring_definition=None if rule == "papergym" else definition,
+        protocol_differences=differences,
         systems=per_system,
         pairs=pairs,
     )
@@ -279,7 +285,8 @@ async def _evaluate(
         if (a.system, a.instance_id, a.sample) not in scored
     ]
     by_id = {i.id: i for i in data.instances}
-    await score_answers(reward, todo, by_id, scores_log, progress)
+    rule = rule_for(section.scoring, data.format)
+    await score_answers(reward, todo, by_id, scores_log, progress, rule)
     return wanted.kept(scores_log.read()), failures
 
 

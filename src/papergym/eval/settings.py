@@ -15,6 +15,11 @@ class EvalSection(ConfigSection):
     split: Literal["auto", "test", "train", "all"] = "auto"
     """Questions evaluated: test (held out by data.test_fraction, as training did), train, all;
     auto: test when data.test_fraction is set, else all (--split)."""
+    scoring: Literal["papergym", "benchmark"] = "papergym"
+    """How answers are scored: papergym (the rubric reward: the data's criteria plus our general
+    criteria, α-mixed) or benchmark (a foreign dataset scored its own way, comparable with
+    published numbers: ResearchQA coverage, HealthBench/RubricHub points, ResearchPlanGen share
+    met; no general criteria, no α). PaperGym instances are scored by the reward either way."""
     samples: int = Field(1, ge=1)
     """Answers generated per question and system (-n)."""
     temperature: float = Field(0.7, ge=0.0)

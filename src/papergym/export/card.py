@@ -314,7 +314,26 @@ def _builder_section(stats: dict[str, Any], builder_note: str | None) -> list[st
     return [*lines, ""]
 
 
-def _counts_section(stats: dict[str, Any], splits: Mapping[str, int] | None) -> list[str]:
+def _split_lines(split_rule: Mapping[str, Any] | None) -> list[str]:
+    """The split rule in a sentence and each split's date range, under the counts table."""
+    if not split_rule:
+        return []
+    lines = ["### Splits", "", f"Rule: {split_rule['rule']}.", ""]
+    if split_rule.get("dropped_undated"):
+        lines += [f"Undated instances dropped: {split_rule['dropped_undated']}.", ""]
+    ranges = split_rule.get("date_ranges") or {}
+    rows = [
+        (name, r.get("first") or "-", r.get("last") or "-", r.get("undated", 0))
+        for name, r in ranges.items()
+    ]
+    return lines + _table(("split", "first month", "last month", "undated"), rows)
+
+
+def _counts_section(
+    stats: dict[str, Any],
+    splits: Mapping[str, int] | None,
+    split_rule: Mapping[str, Any] | None = None,
+) -> list[str]:
     drops = stats["drops"]
     noun = _source_noun(stats)
     rows: list[tuple[str, object]] = [
@@ -328,7 +347,7 @@ def _counts_section(stats: dict[str, Any], splits: Mapping[str, int] | None) -> 
     if splits:
         by = f" (by {noun})"
         rows.append(("splits", ", ".join(f"{k} {v}" for k, v in splits.items()) + by))
-    lines = ["## Counts", "", *_table(("what", "count"), rows)]
+    lines = ["## Counts", "", *_table(("what", "count"), rows), *_split_lines(split_rule)]
     domains = list(stats["domains"].items())
     lines += ["### Domains", "", *_table(("domain", "instances"), domains[:20])]
     if len(domains) > 20:
@@ -590,12 +609,13 @@ def render_card(
     formats: Sequence[str] = (),
     splits: Mapping[str, int] | None = None,
     failures: Sequence[BuildFailure] = (),
+    split_rule: Mapping[str, Any] | None = None,
 ) -> str:
     """``card.md`` text from the numbers (pure, for tests)."""
     lines = [
         *_what_section(stats),
         *_builder_section(stats, builder_note),
-        *_counts_section(stats, splits),
+        *_counts_section(stats, splits, split_rule),
         *_failures_section(failures, _source_noun(stats)),
         *_rubric_section(stats),
         *_leakage_section(stats, leakage),
@@ -617,12 +637,14 @@ def card_data(
     leakage: Mapping[str, Any] | None,
     splits: Mapping[str, int] | None = None,
     failures: Sequence[BuildFailure] = (),
+    split_rule: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything ``card.json`` holds."""
     return {
         "papergym_version": __version__,
         "stats": card_stats(instances, drops),
         "splits": dict(splits) if splits else None,
+        "split_rule": dict(split_rule) if split_rule else None,
         "usage": None if usage is None else usage_stats(usage, len(instances)),
         # The raw rows too, so a later ``papergym export`` can re-render the cost section.
         "usage_rows": None if usage is None else [dict(row) for row in usage],
@@ -645,13 +667,15 @@ def write_card(
     formats: Sequence[str] = (),
     splits: Mapping[str, int] | None = None,
     failures: Sequence[BuildFailure] = (),
+    split_rule: Mapping[str, Any] | None = None,
 ) -> None:
     """Write ``card.md`` and ``card.json`` into ``out_dir``.
 
     ``usage`` is ``UsageTracker.as_dict()`` rows; ``leakage`` is the leakage audit's summary
     (rates under keys containing "rate" are shown as percentages); ``formats`` limits the
     loading instructions to the exports in this folder (all when empty); ``failures`` are the
-    papers a build run left unfinished because the endpoint failed. Cards are published with
+    papers a build run left unfinished because the endpoint failed; ``split_rule`` is how the
+    splits were made and each one's date range (:func:`~papergym.export.datesplit.split_rule_card`). Cards are published with
     datasets, so URL userinfo and registered keys are masked in everything they hold.
     """
     data = redact_data(
@@ -664,6 +688,7 @@ def write_card(
             leakage=leakage,
             splits=splits,
             failures=failures,
+            split_rule=split_rule,
         )
     )
     text = render_card(
@@ -675,6 +700,7 @@ def write_card(
         formats=formats,
         splits=splits,
         failures=[BuildFailure.model_validate(f) for f in data["failed"]],
+        split_rule=data["split_rule"],
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "card.md").write_text(text, encoding="utf-8")

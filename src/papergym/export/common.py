@@ -1,6 +1,7 @@
 """What every export format shares: splits, the rubric as JSON, prompts, atomic writes.
 
-Splits are decided per paper by a hash, so every format (and every re-run, and a dataset that
+Splits are decided per paper by a hash (or, with a date rule, by the paper's date: see
+:mod:`papergym.export.datesplit`), so every format (and every re-run, and a dataset that
 later grows) puts the same instances in the same split, and instances built from one paper by
 different recipes never straddle train and test.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from papergym.errors import BadInputError
+from papergym.export.datesplit import DateSplit, split_by_date
 from papergym.jsonl import create_temp_dir, create_temp_file
 from papergym.records import Instance, Rubric
 
@@ -78,9 +80,14 @@ def in_test_split(key: str, test_fraction: float) -> bool:
 
 
 def split_instances(
-    instances: Sequence[Instance], test_fraction: float | None
+    instances: Sequence[Instance],
+    test_fraction: float | None,
+    date_split: DateSplit | None = None,
 ) -> dict[str, list[Instance]]:
-    """``{"train": [...]}``, plus ``"test"`` when a fraction is given; input order is kept."""
+    """``{"train": [...]}``, plus ``"test"`` when a fraction or a date rule is given; input
+    order is kept. A date rule (``date_split``) replaces the hash split."""
+    if date_split is not None:
+        return split_by_date(instances, date_split)
     check_split(test_fraction)
     if test_fraction is None:
         return {"train": list(instances)}

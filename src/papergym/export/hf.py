@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from papergym.errors import BadInputError
 from papergym.export.common import ExportResult, replace_dir, split_instances
+from papergym.export.datesplit import DateSplit
 from papergym.export.parquet import instance_rows, instance_schema, instances_from_rows
 from papergym.records import Instance
 
@@ -80,10 +81,14 @@ def instances_dataset(instances: list[Instance]) -> Any:
 
 
 def write_hf(
-    instances: list[Instance], out_dir: Path, *, test_fraction: float | None = None
+    instances: list[Instance],
+    out_dir: Path,
+    *,
+    test_fraction: float | None = None,
+    date_split: DateSplit | None = None,
 ) -> ExportResult:
     """Save the full records to ``out_dir/dataset`` (a ``DatasetDict``: train, maybe test)."""
-    splits = split_instances(instances, test_fraction)
+    splits = split_instances(instances, test_fraction, date_split)
     rows = {name: instance_rows(items) for name, items in splits.items()}
     target = save_splits(out_dir / DATASET_DIR, rows, instance_schema())
     return ExportResult(FORMAT, out_dir, {k: len(v) for k, v in splits.items()}, [target])

@@ -24,6 +24,7 @@ from papergym.export.common import (
     split_instances,
     write_split_tables,
 )
+from papergym.export.datesplit import DateSplit
 from papergym.records import Instance
 
 FORMAT = "instances"
@@ -88,10 +89,14 @@ def instances_table(instances: list[Instance], split: str = "train") -> pa.Table
 
 
 def write_parquet(
-    instances: list[Instance], out_dir: Path, *, test_fraction: float | None = None
+    instances: list[Instance],
+    out_dir: Path,
+    *,
+    test_fraction: float | None = None,
+    date_split: DateSplit | None = None,
 ) -> ExportResult:
     """Write ``train.parquet`` (and ``test.parquet``) of full instances into ``out_dir``."""
-    splits = split_instances(instances, test_fraction)
+    splits = split_instances(instances, test_fraction, date_split)
     files = write_split_tables(out_dir, splits, instances_table, FORMAT)
     return ExportResult("parquet", out_dir, {k: len(v) for k, v in splits.items()}, files)
 

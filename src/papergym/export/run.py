@@ -33,7 +33,8 @@ import yaml
 from pydantic import ValidationError
 
 from papergym.errors import BadInputError
-from papergym.export.common import ExportResult, check_split
+from papergym.export.common import ExportResult, check_split, split_instances
+from papergym.export.datesplit import DateSplit, split_by_date, split_rule_card
 from papergym.jsonl import iter_json_lines, read_jsonl, write_text_atomic
 from papergym.records import Drop, Instance
 
@@ -256,6 +257,7 @@ def write_format(
     test_fraction: float | None,
     system_prompt: str | None,
     *,
+    date_split: DateSplit | None = None,
     build_dir: Path | None = None,
     config_yaml: str | None = None,
 ) -> ExportResult:
@@ -268,6 +270,7 @@ def write_format(
             instances,
             out_dir,
             test_fraction=test_fraction,
+            date_split=date_split,
             system_prompt=system_prompt,
             build_dir=build_dir,
             config_yaml=config_yaml,
@@ -276,21 +279,29 @@ def write_format(
         from papergym.export.verl import write_verl
 
         return write_verl(
-            instances, out_dir, test_fraction=test_fraction, system_prompt=system_prompt
+            instances,
+            out_dir,
+            test_fraction=test_fraction,
+            date_split=date_split,
+            system_prompt=system_prompt,
         )
     if name == "trl":
         from papergym.export.trl import write_trl
 
         return write_trl(
-            instances, out_dir, test_fraction=test_fraction, system_prompt=system_prompt
+            instances,
+            out_dir,
+            test_fraction=test_fraction,
+            date_split=date_split,
+            system_prompt=system_prompt,
         )
     if name == "hf":
         from papergym.export.hf import write_hf
 
-        return write_hf(instances, out_dir, test_fraction=test_fraction)
+        return write_hf(instances, out_dir, test_fraction=test_fraction, date_split=date_split)
     from papergym.export.parquet import write_parquet
 
-    return write_parquet(instances, out_dir, test_fraction=test_fraction)
+    return write_parquet(instances, out_dir, test_fraction=test_fraction, date_split=date_split)
 
 
 def run_export(
@@ -299,6 +310,7 @@ def run_export(
     *,
     out: Path | None = None,
     test_fraction: float | None = None,
+    date_split: DateSplit | None = None,
     system_prompt: str | None = None,
     on_warning: Callable[[str], None] | None = None,
     config_yaml: str | None = None,
@@ -309,12 +321,20 @@ def run_export(
 
     ``on_warning`` is told of what is exported but not as it was found (repeated instances);
     ``missing_note`` explains a folder without instances.jsonl (see :func:`read_instances`).
-    Bad input (the folder, its files, the split, a target holding other files) is a
+    ``date_split`` splits by the papers' dates instead of ``test_fraction``'s hash.
+    Bad input (the folder, its files, the split, an undated paper the date rule refuses, a
+    target holding other files) is a
     :class:`~papergym.errors.BadInputError`, raised before anything is written."""
     from papergym.export.card import write_card
 
     check_split(test_fraction)
     instances = read_instances(build_dir, on_warning, missing_note)
+    splits = (  # decided once, before anything is written: an undated paper may be refused
+        split_by_date(instances, date_split, build_dir / INSTANCES_FILE)
+        if date_split is not None
+        else split_instances(instances, test_fraction)
+    )
+    split_rule = split_rule_card(instances, splits, test_fraction, date_split)
     drops = read_drops(build_dir)
     usage, leakage, config = read_usage(build_dir), read_leakage(build_dir), read_config(build_dir)
     builder_note = read_builder_note(build_dir)
@@ -330,6 +350,7 @@ def run_export(
             target,
             test_fraction,
             system_prompt,
+            date_split=date_split,
             build_dir=build_dir,
             config_yaml=config_yaml,
         )
@@ -343,6 +364,7 @@ def run_export(
             leakage=leakage,
             formats=[name],
             splits=result.rows,
+            split_rule=split_rule,
         )
         if config_yaml is not None:
             write_text_atomic(target / CONFIG_FILE, config_yaml)

@@ -23,6 +23,7 @@ from papergym.export.common import (
     split_instances,
     write_split_tables,
 )
+from papergym.export.datesplit import DateSplit
 from papergym.export.hf import save_splits
 from papergym.records import Instance, Rubric, SourceKind
 
@@ -114,10 +115,11 @@ def write_trl(
     out_dir: Path,
     *,
     test_fraction: float | None = None,
+    date_split: DateSplit | None = None,
     system_prompt: str | None = None,
 ) -> ExportResult:
     """Save ``out_dir/dataset`` (``DatasetDict``) and the same rows as ``train.parquet``/``test``."""
-    splits = split_instances(instances, test_fraction)
+    splits = split_instances(instances, test_fraction, date_split)
     rows = {name: trl_rows(items, system_prompt) for name, items in splits.items()}
     target = save_splits(out_dir / DATASET_DIR, rows, TRL_SCHEMA)
     files = write_split_tables(

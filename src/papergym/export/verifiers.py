@@ -30,6 +30,7 @@ from papergym.export.common import (
     rubric_json,
     split_instances,
 )
+from papergym.export.datesplit import DateSplit
 from papergym.jsonl import write_text_atomic
 from papergym.records import Instance
 
@@ -160,6 +161,7 @@ def write_verifiers(
     out_dir: Path,
     *,
     test_fraction: float | None = None,
+    date_split: DateSplit | None = None,
     system_prompt: str | None = None,
     build_dir: Path | None = None,
     config_yaml: str | None = None,
@@ -170,7 +172,7 @@ def write_verifiers(
     reward's settings); none given: an empty mapping, the defaults."""
     name = environment_name(out_dir, build_dir)
     module = module_name(name)
-    splits = split_instances(instances, test_fraction)
+    splits = split_instances(instances, test_fraction, date_split)
 
     def fill(folder: Path) -> None:
         (folder / "__init__.py").write_text(module_text(name, module), encoding="utf-8")

@@ -24,6 +24,7 @@ from papergym.export.common import (
     to_json,
     write_split_tables,
 )
+from papergym.export.datesplit import DateSplit
 from papergym.records import Instance
 
 FORMAT = "verl"
@@ -130,10 +131,11 @@ def write_verl(
     out_dir: Path,
     *,
     test_fraction: float | None = None,
+    date_split: DateSplit | None = None,
     system_prompt: str | None = None,
 ) -> ExportResult:
     """Write ``train.parquet`` (and ``test.parquet`` when ``test_fraction`` is given)."""
-    splits = split_instances(instances, test_fraction)
+    splits = split_instances(instances, test_fraction, date_split)
     files = write_split_tables(
         out_dir,
         splits,

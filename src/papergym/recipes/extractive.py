@@ -515,6 +515,7 @@ def build_instance(paper: Paper, stages: Stages, recipe_name: RecipeName | str) 
         title=paper.title,
         domain=domain_of(f"{paper.title}. {stages.field}"),
         arxiv_id=paper.meta.arxiv_id,
+        date=paper.meta.date,
         source_path=paper.meta.source_path,
         question=question,
         reference_answer=reference,

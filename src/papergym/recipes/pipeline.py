@@ -75,6 +75,7 @@ def assemble(draft: PaperDraft, recipe: RecipeName) -> Instance:
         title=paper.title,
         domain=stages.field,
         arxiv_id=paper.meta.arxiv_id,
+        date=paper.meta.date,
         source_path=paper.meta.source_path,
         question=draft.question,
         reference_answer=draft.reference,

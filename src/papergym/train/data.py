@@ -7,6 +7,7 @@ from typing import Any
 
 from papergym.errors import BadInputError
 from papergym.export.common import split_instances
+from papergym.export.datesplit import date_rule
 from papergym.export.trl import trl_rows
 from papergym.jsonl import read_jsonl
 from papergym.records import Instance
@@ -22,7 +23,8 @@ def instances_path(build_dir: Path) -> Path:
 
 
 def load_instances(settings: DataSettings) -> dict[str, list[Instance]]:
-    """``{"train": [...]}`` (+ ``"test"`` when ``test_fraction`` is set), split by paper."""
+    """``{"train": [...]}`` (+ ``"test"`` when ``test_fraction`` or a date split is set), split
+    by paper."""
     if settings.build_dir is None:
         raise BadInputError(None, "no training data: pass --data BUILD_DIR or set data.build_dir")
     path = instances_path(settings.build_dir)
@@ -32,7 +34,8 @@ def load_instances(settings: DataSettings) -> dict[str, list[Instance]]:
         raise BadInputError(path, f"not a PaperGym instances file ({_first_line(error)})") from None
     if settings.max_instances is not None:
         instances = instances[: settings.max_instances]
-    splits = split_instances(instances, settings.test_fraction)
+    date_split = date_rule(settings.split_by, settings.test_after, settings.undated)
+    splits = split_instances(instances, settings.test_fraction, date_split)
     if not splits["train"]:
         raise BadInputError(path, "no training instances (the file is empty or all held out)")
     return splits

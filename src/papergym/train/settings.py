@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from papergym.configbase import ConfigSection
+from papergym.export.month import parse_month
 
 StageName = Literal["opsd", "grpo", "sft"]
 STAGES: tuple[StageName, ...] = ("opsd", "grpo", "sft")
@@ -71,10 +72,31 @@ class DataSettings(ConfigSection):
     """Hold out this share of papers (between 0 and 1) as a test split, chosen by a stable hash of
     the paper id: export writes test.parquet / a test split beside train, training leaves it out
     and evaluates on it, and ``papergym eval --split test`` uses the same papers (null: none)."""
+    split_by: Literal["hash", "date"] = "hash"
+    """How the test split is chosen: hash (``test_fraction`` of papers by a stable hash) or date
+    (papers dated after ``test_after`` are test, the rest train; SPEC §2)."""
+    test_after: str | None = None
+    """With split_by=date: the last month of the training data, YYYY-MM; papers dated later are
+    the test split (the date ingestion parsed, else the month in the arXiv id)."""
+    undated: Literal["refuse", "train", "test", "drop"] = "refuse"
+    """With split_by=date: where a paper with no date goes; refuse stops with an error naming
+    it."""
     max_instances: int | None = Field(None, gt=0)
     """Train on at most this many instances (null: all)."""
     system_prompt: str | None = None
     """A system message put before each question in verl and TRL prompts (null: none)."""
+
+    @model_validator(mode="after")
+    def _check_split(self) -> DataSettings:
+        if self.test_after is not None:
+            parse_month(self.test_after)  # its ValueError names the expected form
+        if self.split_by == "date" and self.test_after is None:
+            raise ValueError("split_by=date needs test_after (YYYY-MM)")
+        if self.split_by == "date" and self.test_fraction is not None:
+            raise ValueError("split_by=date and test_fraction both set; a split is one or other")
+        if self.split_by == "hash" and self.test_after is not None:
+            raise ValueError("test_after is set but split_by is hash; set split_by=date")
+        return self
 
 
 class OPSDSettings(ConfigSection):
