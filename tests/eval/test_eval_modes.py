@@ -96,5 +96,3 @@ def test_generic_only_is_refused_with_the_offline_judge(data: Path, tmp_path: Pa
     assert result.exit_code == 2, result.output
     assert "generic_only needs an LLM judge" in result.output
     assert not out.exists()
-
-

@@ -73,7 +73,9 @@ def test_answer_scores_say_their_mode_and_unscored_is_not_zero() -> None:
     held = answer_score("i", 0.4, mode="holistic", judge="h")
     assert held.value == 0.4 and held.mode == "holistic" and held.verdicts == ()
     lost = answer_score("i", None, mode="reference_similarity", judge="s", reason="no reference")
-    assert lost.value is None and lost.unscored_reason == "reference_similarity unscored: no reference"
+    assert (
+        lost.value is None and lost.unscored_reason == "reference_similarity unscored: no reference"
+    )
     with pytest.raises(ValueError):
         answer_score("i", 0.4, mode="rubric", judge="h")
     with pytest.raises(ValueError):
@@ -188,7 +190,9 @@ def _score(instances: Path, tmp_path: Path, *args: str) -> tuple[Any, list[Score
     if result.exit_code != 0:
         return result, []
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    return result, [Score.model_validate({k: v for k, v in r.items() if k != "sample"}) for r in rows]
+    return result, [
+        Score.model_validate({k: v for k, v in r.items() if k != "sample"}) for r in rows
+    ]
 
 
 @pytest.mark.parametrize(
