@@ -39,7 +39,10 @@ finer scale through (finer ranking, fewer tied groups), not that a real LLM judg
 would eat the gain. Nor does it train a policy: whether finer rewards help GRPO is the paper's
 claim, and a tiny model on a synthetic task would not tell.
 
-**Results** (``python benchmarks/graded_miniature.py``, seeds 1-8): see ``docs/ares.md``.
+**Results** (seeds 1-8, 456 s): graded − binary, positive normalisation: pairs ordered right
++0.025 [+0.021, +0.030] (8/8 seeds) and tied pairs −0.074 [−0.090, −0.059] (8/8) hold;
+Spearman +0.013 and own-vs-other AUC +0.007 are suggested (7/1, sign p 0.07). The same under
+absolute, where Spearman and AUC are not separated. Table: ``docs/ares.md``.
 
     python benchmarks/graded_miniature.py [--seeds 1 2 ...] [--questions 16] [--quick] [--out r.json]
 """

@@ -15,7 +15,6 @@ from papergym.eval.records import EvalScore
 from papergym.fakellm.plausible import responder as plausible
 from papergym.fakellm.server import FakeOpenAIServer
 from papergym.jsonl import write_jsonl
-
 from support.reward_load import mixed_instances
 
 runner = CliRunner()

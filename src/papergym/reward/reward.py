@@ -89,7 +89,7 @@ class Judge(Protocol):
     ) -> tuple[list[Verdict], list[Verdict]]: ...
 
 
-def judge_identity(judge: Judge) -> str:
+def judge_identity(judge: Judge | AnswerJudge) -> str:
     """Everything about ``judge`` that can change its verdicts.
 
     A judge may expose an ``identity`` string (the LLM judge adds its endpoint, sampling and

@@ -74,6 +74,10 @@ class ReferenceSimilarity(AnswerJudge):
 
         return embed(sentences)
 
+    def warm_up(self) -> None:
+        """Load the embedding model now (a server does, before its first request)."""
+        self._vectors("The plan trains a model.")
+
     def rate_sync(self, instance: Instance, answer: str) -> Rating:
         """:meth:`rate` on this thread."""
         value = reference_similarity(
