@@ -77,6 +77,7 @@ def test_graded_miniature_measures_by_hand() -> None:
     assert flat["own_vs_other_auc"] == 0.5
 
 
+@pytest.mark.slow  # about 7 s: 128 judge calls through the fake server
 def test_graded_miniature_runs_one_small_seed(capsys: pytest.CaptureFixture[str]) -> None:
     mini = load("graded_miniature")
     assert mini.main(["--seeds", "1", "--questions", "2"]) == 0

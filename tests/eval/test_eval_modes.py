@@ -85,6 +85,28 @@ def test_eval_scores_in_each_llm_mode(
         assert all(v.kind == "general" for s in scores for v in s.verdicts)
 
 
+def test_a_folder_scored_in_another_mode_is_refused(
+    data: Path,
+    tmp_path: Path,
+    servers: tuple[FakeOpenAIServer, FakeOpenAIServer, FakeOpenAIServer],
+) -> None:
+    """generic_only's judge has the rubric judge's name: the mode itself must part them."""
+    good, _, judge = servers
+    out = tmp_path / "eval"
+    backend = {"model": "j", "base_url": [judge.base_url], "max_retries": 0}
+    args = [
+        "eval", f"good=openai:m@{good.base_url}", "--data", str(data), "-o", str(out),
+        "--judge", "llm", "--split", "all", "llm.cache=false", "eval.resamples=50",
+        f"llm.roles.judge={json.dumps(backend)}",
+    ]  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0
+    before = (out / "scores.jsonl").read_bytes()
+    other = runner.invoke(app, [*args, "reward.mode=generic_only"])
+    assert other.exit_code == 2 and "mode" in other.output
+    assert len(other.output.strip().splitlines()) == 1
+    assert (out / "scores.jsonl").read_bytes() == before
+
+
 def test_generic_only_is_refused_with_the_offline_judge(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "eval"
     result = runner.invoke(
