@@ -64,3 +64,22 @@ def test_the_benchmarks_that_crashed_at_head_score_in_process() -> None:
     assert len(expected) == 2 and all(v is not None for v in expected.values()) and seconds > 0
     # imports torch, transformers and TRL: slow on its own
     assert isinstance(load("train_throughput").offline_judge(), OfflineJudge)
+
+
+def test_graded_miniature_measures_by_hand() -> None:
+    mini = load("graded_miniature")
+    answers = [mini.Answer(0, "a", q) for q in (0.0, 0.5, 1.0)]
+    perfect = mini.measures(answers, [0.0, 0.5, 1.0], [0.0, 0.0, 0.0])
+    assert perfect["spearman"] == pytest.approx(1.0) and perfect["pair_acc"] == 1.0
+    assert perfect["tied_pairs"] == 0.0 and perfect["own_vs_other_auc"] == 1.0
+    flat = mini.measures(answers, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5])
+    assert flat["pair_acc"] == 0.5 and flat["tied_pairs"] == 1.0
+    assert flat["own_vs_other_auc"] == 0.5
+
+
+@pytest.mark.slow  # about 7 s: 128 judge calls through the fake server
+def test_graded_miniature_runs_one_small_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    mini = load("graded_miniature")
+    assert mini.main(["--seeds", "1", "--questions", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "graded - binary, paired by seed:" in out and "unscored answers (all variants): 0" in out

@@ -306,6 +306,15 @@ class BuildFailure(Record):
 Normalisation = Literal["positive", "absolute"]
 """How a weighted rubric's raw sum is normalised (see :func:`papergym.reward.scoring.weighted_score`)."""
 
+RewardMode = Literal["rubric", "holistic", "reference_similarity", "generic_only"]
+"""What produced a score (``reward.mode``): the rubric reward (SPEC §3), or one of ARES's
+ablations — a holistic judge that sees no rubric, the answer's similarity to the reference
+answer, or the general criteria alone (SPEC §6)."""
+
+VerdictScale = Literal["binary", "graded"]
+"""How the rubric judge decides a criterion (``reward.verdict``): met or not (0/1), or how far
+it is met (0, ½, 1)."""
+
 
 class Verdict(Record):
     """A judge's strict decision on one criterion for one answer, reason first."""
@@ -333,6 +342,14 @@ class Verdict(Record):
         "given (quote_missing) or it is not in the answer (quote_not_found). Such a verdict "
         "is not met (passed False) and is counted (papergym.quotes.tally).",
     )
+    grade: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="A graded judge's answer: how far the criterion is met (0, 0.5 or 1), the "
+        "credit scoring uses; None for a binary verdict (its credit is passed). passed is "
+        "True when grade > 0.",
+    )
 
 
 class Score(Record):
@@ -357,6 +374,11 @@ class Score(Record):
     judge: str = Field(default="", description="Which judge produced the verdicts.")
     answer_truncated: bool = Field(
         default=False, description="The answer was cut to the reward's length limit before judging."
+    )
+    mode: RewardMode = Field(
+        default="rubric",
+        description="The reward mode that produced the value: rubric, or an ablation "
+        "(holistic, reference_similarity, generic_only).",
     )
 
     @property

@@ -43,6 +43,28 @@ MaxAnswerCharsOption = Annotated[
         show_default=False,
     ),
 ]
+ModeOption = Annotated[
+    Literal["rubric", "holistic", "reference_similarity", "generic_only"] | None,
+    typer.Option(
+        "--mode",
+        help="Sets reward.mode (default rubric). The ARES ablations: holistic (an LLM judge "
+        "that sees question, reference and answer but no rubric, 0-10 points mapped to [0, 1]), "
+        "reference_similarity (embedding cosine to the reference answer, clipped to [0, 1]; no "
+        "LLM), generic_only (the general criteria alone; needs an LLM judge). Every score says "
+        "its mode.",
+        show_default=False,
+    ),
+]
+VerdictOption = Annotated[
+    Literal["binary", "graded"] | None,
+    typer.Option(
+        "--verdict",
+        help="Sets reward.verdict (default binary): the LLM judge's 0/1 per criterion, or "
+        "graded (0 not met, 1 partly, 2 fully; scored 0, 0.5, 1). The offline judge refuses "
+        "graded.",
+        show_default=False,
+    ),
+]
 InstancesArgument = Annotated[
     Path,
     typer.Argument(help="A `papergym build` folder, or its instances.jsonl.", show_default=False),
@@ -55,11 +77,16 @@ def reward_config(
     judge: str | None,
     alpha: float | None,
     max_answer_chars: int | None,
+    *,
+    mode: str | None = None,
+    verdict: str | None = None,
 ) -> PaperGymConfig:
     """The command's configuration; the reward flags are shorthands for reward.* keys."""
     given = flags(
         judge=("reward.judge", "--judge", judge),
         alpha=("reward.alpha", "--alpha", alpha),
         max_answer_chars=("reward.max_answer_chars", "--max-answer-chars", max_answer_chars),
+        mode=("reward.mode", "--mode", mode),
+        verdict=("reward.verdict", "--verdict", verdict),
     )
     return resolve(config_file, overrides, given)

@@ -21,6 +21,8 @@ from papergym.cli.reward_options import (
     InstancesArgument,
     JudgeOption,
     MaxAnswerCharsOption,
+    ModeOption,
+    VerdictOption,
     reward_config,
 )
 from papergym.eval.evaluate import judge_tracker
@@ -68,6 +70,8 @@ def score(
     judge: JudgeOption = None,
     alpha: AlphaOption = None,
     max_answer_chars: MaxAnswerCharsOption = None,
+    mode: ModeOption = None,
+    verdict: VerdictOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -83,7 +87,9 @@ def score(
     command with one line naming file:line, exit 2, and nothing written.
     """
     out = scores_path(answers, out)
-    settings = reward_config(config, overrides, judge, alpha, max_answer_chars)
+    settings = reward_config(
+        config, overrides, judge, alpha, max_answer_chars, mode=mode, verdict=verdict
+    )
     inputs = read_score_inputs(instances, answers, samples=samples)
     reward = make_reward(settings)
     scores = score_answers(reward, inputs, out)
@@ -91,6 +97,7 @@ def score(
     # the user's own config.yaml may be
     write_text_atomic(out.with_name(out.stem + ".config.yaml"), config_yaml(settings))
     summary = score_summary(scores, inputs.answers, reward.judge.name, out)
+    summary = {**summary, "mode": reward.mode}
     tracker = judge_tracker(reward)
     if json_output and tracker is not None:  # the LLM judge's calls and tokens, as eval gives
         summary = {**summary, "usage": tracker.as_dict()}

@@ -17,7 +17,7 @@ from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig
 from papergym.llm.types import LLMTransportError, LLMTruncatedError, Message, SamplingParams
 from papergym.llm.usage import UsageTracker
-from papergym.records import Instance, Score
+from papergym.records import Instance, RewardMode, Score
 from papergym.reward.factory import make_reward
 from papergym.reward.reward import RubricReward
 from papergym.reward.scoring import specific_score
@@ -188,6 +188,7 @@ def eval_score(
             reason=v.reason,
             quote=v.quote,
             unbacked=v.unbacked,
+            grade=v.grade,
         )
         for v in score.verdicts
     )
@@ -195,6 +196,7 @@ def eval_score(
     if rule != "papergym":
         value, unscored_reason = _benchmark_value(rule, score)
     scored = value is not None
+    whole_answer = score.mode in ("holistic", "reference_similarity")  # no α, no verdicts
     return EvalScore(
         system=answer.system,
         instance_id=answer.instance_id,
@@ -209,14 +211,16 @@ def eval_score(
         unscored_reason=unscored_reason,
         judge=score.judge,
         answer_truncated=score.answer_truncated,
-        alpha=score.alpha if rule == "papergym" else None,
+        alpha=score.alpha if rule == "papergym" and not whole_answer else None,
         scoring=None if rule == "papergym" else rule,
+        mode=score.mode,
     )
 
 
-def unscored_answer(answer: EvalAnswer, judge: str) -> EvalScore:
+def unscored_answer(answer: EvalAnswer, judge: str, mode: RewardMode = "rubric") -> EvalScore:
     """The score of an answer that never came (cut at max_tokens): unscored, never 0."""
     return EvalScore(
+        mode=mode,
         system=answer.system,
         instance_id=answer.instance_id,
         sample=answer.sample,
@@ -239,7 +243,7 @@ async def score_answers(
 
     async def one(answer: EvalAnswer) -> None:
         if answer.error is not None:
-            record = unscored_answer(answer, reward.judge.name)
+            record = unscored_answer(answer, reward.judge.name, reward.mode)
         else:
             instance = instances[answer.instance_id]
             score = await reward.ascore(instance, answer.answer)

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from papergym.records import Record
+from papergym.records import Record, RewardMode
 
 SystemKind = Literal["run", "model", "endpoint"]
 Dimension = Literal["method", "experiment", "general"]  # general: a document's criteria (ARES)
@@ -106,6 +106,12 @@ class EvalVerdict(Record):
         description="Why the judge's 'met' was turned to not met: no quote, or a quote not in "
         "the answer.",
     )
+    grade: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="A graded judge's grade (0, 0.5, 1); None for a binary verdict.",
+    )
 
 
 class EvalScore(Record):
@@ -133,6 +139,11 @@ class EvalScore(Record):
         description="The α the reward applied: reward.alpha, or 1 when no general criterion "
         "was graded (the offline judge grades none) and 0 when no specific one was; None "
         "without a judgement.",
+    )
+    mode: RewardMode = Field(
+        default="rubric",
+        description="The reward mode that scored the answer (reward.mode): rubric, holistic, "
+        "reference_similarity or generic_only.",
     )
 
     scoring: str | None = Field(

@@ -107,7 +107,7 @@ def eval_plan(
     one name behind another server, or new weights in the same folder, is another system, and
     resuming would mix its answers with the old ones. ``judge_backend`` is the LLM judge's, in
     the same form (None for the offline judge)."""
-    return {
+    plan: dict[str, Any] = {
         "data_id": data.data_id,
         "samples": section.samples,
         "temperature": section.temperature,
@@ -119,6 +119,11 @@ def eval_plan(
         "normalisation": reward.normalisation,
         "systems": {s.record.name: identity_text(s.backend) for s in systems},
     }
+    if (
+        reward.mode != "rubric"
+    ):  # generic_only's judge has rubric's name; a rubric plan is as it was
+        plan["mode"] = reward.mode
+    return plan
 
 
 def judge_backend(reward: RubricReward) -> str | None:

@@ -13,6 +13,11 @@ sentence of the graded text holding one of those terms, copied as it is (the jud
 check finds it there). A pitfall (``[PITFALL] ...``) is
 read the same way: "met" means the text makes the mistake it describes.
 
+A graded prompt (``prompts/*_graded.md``, it asks for ``"grade": <0|1|2>``) is answered by the
+share of key terms found: 2 from three quarters, 1 from a third, else 0. The holistic judge's
+prompt (``prompts/holistic.md``) gets 0–10 points: ten times the share of the reference
+answer's key terms the answer holds, rounded.
+
 Like every answer of :mod:`papergym.fakellm.plausible`, this is a pure function of the request.
 """
 
@@ -45,12 +50,22 @@ _GENERIC = frozenset(
 )  # fmt: skip
 
 
+HOLISTIC_OPENING = "You are grading an answer as a whole."  # prompts/holistic.md
+GRADED_CUE = '"grade": <0|1|2>'  # prompts/*_graded.md
+_BLOCK = r"{label}:\n<<<\n(.*?)\n>>>"
+
+
 def judge_answer(request: dict[str, Any]) -> JSONDict | None:
-    """The verdicts for a rubric-judge request; ``None`` for any other prompt."""
+    """The verdicts for a rubric-judge request (or the holistic judge's score); ``None`` for
+    any other prompt."""
     # the judge's prompt: the first user message (later ones are the LLM layer's repairs)
     prompt = next(iter(user_texts(request)), "")
+    if prompt.startswith(HOLISTIC_OPENING):
+        return holistic_answer(prompt)
     if not prompt.startswith(JUDGE_OPENINGS):
         return None
+    if GRADED_CUE in prompt:
+        return graded_answer(prompt)
     found = _COUNT.search(prompt)
     count = int(found.group(1)) if found else 0
     criteria, graded = listed_criteria(prompt, count)
@@ -62,6 +77,43 @@ def judge_answer(request: dict[str, Any]) -> JSONDict | None:
             for number in range(1, count + 1)
         ]
     }
+
+
+def holistic_answer(prompt: str) -> JSONDict:
+    """0–10 points: the share of the reference's key terms the graded answer holds."""
+    reference = re.search(_BLOCK.format(label="Reference answer"), prompt, re.DOTALL)
+    answer = re.search(_BLOCK.format(label="Answer to grade") + r"\s*\Z", prompt, re.DOTALL)
+    wanted = key_terms(reference.group(1)) if reference else []
+    found = _stems(answer.group(1)) if answer else set()
+    share = sum(t[:STEM] in found for t in wanted) / len(wanted) if wanted else 0.0
+    return {
+        "reason": f"The answer holds {share:.0%} of the reference's key terms.",
+        "score": round(10 * share),
+    }
+
+
+def graded_answer(prompt: str) -> JSONDict:
+    """Graded verdicts (0/1/2 by the share of each criterion's key terms found), quoted."""
+    found = _COUNT.search(prompt)
+    count = int(found.group(1)) if found else 0
+    criteria, graded = listed_criteria(prompt, count)
+    terms = _stems(graded)
+    verdicts = []
+    for number in range(1, count + 1):
+        criterion = criteria.get(number, "")
+        wanted = key_terms(criterion.removeprefix(PITFALL_TAG))
+        share = sum(t[:STEM] in terms for t in wanted) / len(wanted) if wanted else 0.0
+        grade = 2 if share >= 0.75 else 1 if share >= 1 / 3 else 0
+        quote = _quote(criterion, graded) if grade else None
+        verdicts.append(
+            {
+                "criterion_id": number,
+                "reason": f"The text holds {share:.0%} of the criterion's key terms.",
+                "quote": quote,
+                "grade": grade if quote is not None else 0,
+            }
+        )
+    return {"verdicts": verdicts}
 
 
 def graded_text(request: dict[str, Any]) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+from papergym.errors import BadInputError
 from papergym.llm.config import LLMConfig
+from papergym.reward.rating import AnswerJudge
 from papergym.reward.reward import Judge, RubricReward
 from papergym.reward.settings import RewardSection
 
@@ -36,8 +38,18 @@ def judge_kind(section: RewardSection, llm: LLMConfig) -> Literal["llm", "offlin
 
 
 def make_judge(section: RewardSection, llm: LLMConfig) -> Judge:
-    """The judge ``section`` names: the offline baseline, or the LLM judge role."""
+    """The rubric judge ``section`` names: the offline baseline, or the LLM judge role.
+
+    ``verdict: graded`` with the offline judge is refused (:class:`~papergym.errors.BadInputError`): its verdict is a
+    threshold on a similarity score, and a grade cut from that score would be invented.
+    """
     if judge_kind(section, llm) == "offline":
+        if section.verdict == "graded":
+            raise BadInputError(
+                None,
+                "reward.verdict graded needs an LLM judge: the offline judge only decides "
+                "met or not met (set reward.judge: llm and an LLM, or reward.verdict: binary)",
+            )
         from papergym.reward.offline import OfflineJudge
 
         return OfflineJudge(calibration=section.calibration)
@@ -51,15 +63,53 @@ def make_judge(section: RewardSection, llm: LLMConfig) -> Judge:
         k=per_call if isinstance(per_call, int) else 5,
         advisory_reference=section.advisory_reference,
         general_reference=section.general_reference,
+        verdict=section.verdict,
     )
 
 
-def make_reward(section: RewardSection, llm: LLMConfig, judge: Judge | None = None) -> RubricReward:
-    """The rubric reward ``section`` describes (its judge built from ``llm`` unless given)."""
+def make_answer_judge(section: RewardSection, llm: LLMConfig) -> AnswerJudge:
+    """The whole-answer judge of an ablation mode: the holistic LLM judge (it needs an LLM),
+    or the reference-similarity scorer (it needs none)."""
+    if section.mode == "reference_similarity":
+        from papergym.reward.similarity import ReferenceSimilarity
+
+        return ReferenceSimilarity()
+    if section.mode != "holistic":
+        raise ValueError(f"reward mode {section.mode!r} has no whole-answer judge")
+    if judge_kind(section, llm) == "offline":
+        raise BadInputError(
+            None,
+            "reward.mode holistic needs an LLM judge (configure the llm section or "
+            "reward.llm_config); reference_similarity needs none",
+        )
+    from papergym.llm.client import LLMClient
+    from papergym.reward.holistic import HolisticJudge
+
+    return HolisticJudge(LLMClient.from_config(judge_llm(section, llm)))
+
+
+def make_reward(
+    section: RewardSection, llm: LLMConfig, judge: Judge | AnswerJudge | None = None
+) -> RubricReward:
+    """The reward ``section`` describes, in its ``mode`` (its judge built from ``llm`` unless
+    given). ``generic_only`` with the offline judge is refused: it grades no general criteria,
+    so every score would be unscored."""
+    if judge is None:
+        if section.mode in ("holistic", "reference_similarity"):
+            judge = make_answer_judge(section, llm)
+        else:
+            if section.mode == "generic_only" and judge_kind(section, llm) == "offline":
+                raise BadInputError(
+                    None,
+                    "reward.mode generic_only needs an LLM judge: the offline judge grades no "
+                    "general criteria",
+                )
+            judge = make_judge(section, llm)
     return RubricReward(
-        judge or make_judge(section, llm),
+        judge,
         alpha=section.alpha,
         cache_size=section.cache_size,
         max_answer_chars=section.max_answer_chars or None,
         normalisation=section.normalisation,
+        mode=section.mode,
     )

@@ -59,7 +59,15 @@ from papergym.llm.verdicts import (
 )
 from papergym.llm.verdicts import judgement_schema as schema_for
 from papergym.quotes import quote_problem
-from papergym.records import Criterion, GeneralCriterion, Instance, SourceKind, Verdict
+from papergym.records import (
+    Criterion,
+    GeneralCriterion,
+    Instance,
+    SourceKind,
+    Verdict,
+    VerdictScale,
+)
+from papergym.reward.ablations import grade_value
 
 Kind = Literal["specific", "general"]
 Mode = Literal["all", "one", "k"]
@@ -94,6 +102,14 @@ PITFALL_RULES = (
     "says whether the plan makes the mistake: 1 only when the plan clearly and explicitly makes "
     "it, otherwise 0 (a plan that avoids or warns against the mistake gets 0). The reason names "
     "where the plan makes the mistake, or says that it does not; the quote copies where."
+)
+
+GRADED_PITFALL_RULES = (
+    f"Criteria marked {PITFALL_TAG} describe a mistake, not a quality. For those, the grade "
+    "says how far the {noun} makes the mistake: 2 when it clearly and explicitly makes it, 1 "
+    "when it partly or implicitly makes it, 0 otherwise (a {noun} that avoids or warns against "
+    "the mistake gets 0). The reason names where the {noun} makes the mistake, or says that it "
+    "does not; the quote copies where."
 )
 
 DOCUMENT_REFERENCE_INTRO = (
@@ -133,14 +149,40 @@ class RubricJudgement(Judgement[JudgeVerdict]):
     """All verdicts for one chunk of criteria."""
 
 
+class GradedJudgeVerdict(NumberedVerdict):
+    """A graded judge's answer for one criterion: the reason, the quote that backs a grade
+    above 0, then the grade (0 not met, 1 partly met, 2 fully met)."""
+
+    reason: str = Field(description="One or two sentences: what meets the criterion, or not.")
+    quote: str | None = Field(
+        default=None,
+        description="For grade 1 or 2: the span of the text that meets the criterion, copied "
+        "word for word. null for grade 0.",
+    )
+    grade: Literal[0, 1, 2] = Field(description="2 fully met, 1 partly or vaguely met, 0 not met.")
+
+
+class GradedJudgement(Judgement[GradedJudgeVerdict]):
+    """All graded verdicts for one chunk of criteria."""
+
+
 def judgement_schema(count: int) -> type[RubricJudgement]:
     """The schema for a chunk of ``count`` criteria: exactly one verdict per id 1..count."""
     return schema_for(RubricJudgement, count)
 
 
+def graded_judgement_schema(count: int) -> type[GradedJudgement]:
+    """The graded schema for a chunk of ``count`` criteria: one grade per id 1..count."""
+    return schema_for(GradedJudgement, count)
+
+
 @functools.cache
-def _template(kind: Kind, source_kind: SourceKind = "paper") -> Template:
+def _template(
+    kind: Kind, source_kind: SourceKind = "paper", scale: VerdictScale = "binary"
+) -> Template:
     name = kind if source_kind == "paper" else f"{kind}_{source_kind}"
+    if scale == "graded":  # the binary prompts stay byte for byte (cached judgements)
+        name = f"{name}_graded"
     path = resources.files("papergym.reward").joinpath("prompts", f"{name}.md")
     return Template(path.read_text("utf-8"))
 
@@ -165,8 +207,12 @@ def judge_messages(
     advisory_reference: bool = False,
     pitfalls: Sequence[bool] = (),
     source_kind: SourceKind = "paper",
+    scale: VerdictScale = "binary",
 ) -> list[Message]:
     """The single user message asking about every criterion of one chunk.
+
+    ``scale="graded"`` asks for a grade 0/1/2 per criterion (``prompts/*_graded.md``) instead
+    of a 0/1 verdict; everything else is the same.
 
     ``pitfalls[i]`` marks criterion ``i`` as a pitfall (a negative weight): it is listed with
     :data:`PITFALL_TAG` and the prompt says that its verdict 1 means the plan makes the
@@ -202,7 +248,9 @@ def judge_messages(
     else:
         intro, block = "", ""
     rules = DOCUMENT_PITFALL_RULES if document else PITFALL_RULES
-    content = _template(kind, source_kind).substitute(
+    if scale == "graded":
+        rules = GRADED_PITFALL_RULES.format(noun="answer" if document else "plan")
+    content = _template(kind, source_kind, scale).substitute(
         count=len(criteria),
         question=question.strip(),
         reference_intro=intro,
@@ -244,11 +292,35 @@ def checked_verdict(ident: str, verdict: JudgeVerdict, answer: str, kind: Kind) 
     )
 
 
+def checked_grade(ident: str, verdict: GradedJudgeVerdict, answer: str, kind: Kind) -> Verdict:
+    """One criterion's graded verdict, a grade above 0 kept only when its quote is in
+    ``answer``; else grade 0 with ``unbacked`` saying why (as :func:`checked_verdict`)."""
+    reason = " ".join(verdict.reason.split())
+    if verdict.grade == 0:
+        return Verdict(criterion_id=ident, passed=False, reason=reason, kind=kind, grade=0.0)
+    quote = " ".join(verdict.quote.split()) if verdict.quote is not None else None
+    problem = quote_problem(quote, answer)
+    return Verdict(
+        criterion_id=ident,
+        passed=problem is None,
+        reason=reason,
+        kind=kind,
+        quote=quote or None,
+        unbacked=problem,
+        grade=grade_value(verdict.grade) if problem is None else 0.0,
+    )
+
+
 def verdicts_from(
-    judgement: RubricJudgement, ids: Sequence[str], kind: Kind, answer: str
+    judgement: RubricJudgement | GradedJudgement, ids: Sequence[str], kind: Kind, answer: str
 ) -> list[Verdict] | None:
-    """Verdicts in criterion order, each "met" checked against ``answer`` (the text the judge
-    saw), or ``None`` unless there is exactly one per id 1..n."""
+    """Verdicts in criterion order, each "met" (or grade above 0) checked against ``answer``
+    (the text the judge saw), or ``None`` unless there is exactly one per id 1..n."""
+    if isinstance(judgement, GradedJudgement):
+        graded = in_order(judgement.verdicts, len(ids))
+        if graded is None:
+            return None
+        return [checked_grade(i, v, answer, kind) for i, v in zip(ids, graded, strict=True)]
     ordered = in_order(judgement.verdicts, len(ids))
     if ordered is None:
         return None
@@ -270,7 +342,10 @@ class RubricJudge:
         advisory_reference: bool = False,
         general_reference: bool = False,
         role: Role = "judge",
+        verdict: VerdictScale = "binary",
     ) -> None:
+        if verdict not in ("binary", "graded"):
+            raise ValueError(f"verdict must be 'binary' or 'graded', not {verdict!r}")
         if mode not in ("all", "one", "k"):
             raise ValueError(f"mode must be 'all', 'one' or 'k', not {mode!r}")
         if mode == "k" and k < 1:
@@ -281,13 +356,15 @@ class RubricJudge:
         self.advisory_reference = advisory_reference
         self.general_reference = general_reference
         self.role: Role = role
+        self.verdict: VerdictScale = verdict
 
     @property
     def name(self) -> str:
         """A short description of this judge, for :attr:`papergym.records.Score.judge`."""
         model = self.llm.config.for_role(self.role).model
         chunk = {"all": "all", "one": "one", "k": f"k={self.k}"}[self.mode]
-        return f"llm:{model}:{chunk}"
+        graded = ":graded" if self.verdict == "graded" else ""  # a binary name stays as it was
+        return f"llm:{model}:{chunk}{graded}"
 
     @property
     def identity(self) -> str:
@@ -340,12 +417,18 @@ class RubricJudge:
             advisory_reference=self.advisory_reference,
             pitfalls=[isinstance(c, Criterion) and c.pitfall for c in criteria],
             source_kind=instance.source_kind,
+            scale=self.verdict,
+        )
+        schema = (
+            graded_judgement_schema(len(criteria))
+            if self.verdict == "graded"
+            else judgement_schema(len(criteria))
         )
         try:
             result = await self.llm.call(
                 self.role,
                 messages,
-                schema=judgement_schema(len(criteria)),
+                schema=schema,
                 params=self._params(len(criteria)),
                 stage=STAGES[kind],
             )

@@ -36,6 +36,18 @@ but not cached: the failure says nothing about the answer, and the next request 
 the judge again. An answer the judge gave but that could not be used (unparseable after the
 repairs, cut at the token limit) is the judge's outcome and is kept like any other score.
 
+**Modes** (``mode``, SPEC §6's ablations; every Score says its ``mode``, and a mode other
+than ``rubric`` joins the cache key, so two modes never share a score):
+
+* ``rubric`` — the rubric reward above;
+* ``generic_only`` — the same judge, handed the instance *without its specific criteria*, so
+  only the general criteria are judged and the value is their pass rate (the Score's α is 0
+  because there is no specific part, not because α was set to 0); a rubric without general
+  criteria, or a judge that grades none (the offline judge), is unscored with that reason;
+* ``holistic`` and ``reference_similarity`` — a whole-answer judge
+  (:class:`~papergym.reward.rating.AnswerJudge`) gives one value, no verdicts
+  (:func:`~papergym.reward.ablations.answer_score`).
+
 **Answer length.** An answer longer than ``max_answer_chars`` characters (after its
 ``<think>`` blocks are removed, which every judge does anyway) is cut to that length before it
 is judged, as a trainer's maximum completion length would cut it, and its Score says
@@ -55,10 +67,12 @@ from typing import Any, Protocol
 from papergym.llm.structured import strip_reasoning
 from papergym.llm.verdicts import never_answered
 from papergym.quotes import tally
-from papergym.records import Instance, Normalisation, Score, Verdict
+from papergym.records import Instance, Normalisation, RewardMode, Score, Verdict
+from papergym.reward.ablations import answer_score
 from papergym.reward.cache import DEFAULT_CACHE_SIZE as DEFAULT_CACHE_SIZE
 from papergym.reward.cache import ScoreCache
 from papergym.reward.labels import instance_from_ground_truth, instances_from_columns
+from papergym.reward.rating import AnswerJudge
 from papergym.reward.scoring import check_normalisation, rubric_score
 from papergym.reward.settings import DEFAULT_ALPHA
 from papergym.reward.settings import DEFAULT_MAX_ANSWER_CHARS as DEFAULT_MAX_ANSWER_CHARS
@@ -75,7 +89,7 @@ class Judge(Protocol):
     ) -> tuple[list[Verdict], list[Verdict]]: ...
 
 
-def judge_identity(judge: Judge) -> str:
+def judge_identity(judge: Judge | AnswerJudge) -> str:
     """Everything about ``judge`` that can change its verdicts.
 
     A judge may expose an ``identity`` string (the LLM judge adds its endpoint, sampling and
@@ -91,8 +105,10 @@ def score_key(
     judge: str,
     alpha: float,
     normalisation: Normalisation = "positive",
+    mode: RewardMode = "rubric",
 ) -> str:
-    """The cache key of one judgement: a digest of everything that decides its score."""
+    """The cache key of one judgement: a digest of everything that decides its score (a
+    ``rubric`` key stays what it was before modes existed)."""
     content = {
         "question": instance.question,
         "reference": instance.reference_answer,
@@ -104,6 +120,8 @@ def score_key(
     }
     if instance.source_kind != "paper":  # a paper's key stays as it was before the field
         content["source_kind"] = instance.source_kind
+    if mode != "rubric":
+        content["mode"] = mode
     text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -150,6 +168,40 @@ def with_weights(verdicts: Sequence[Verdict], instance: Instance) -> list[Verdic
     ]
 
 
+def check_mode(mode: RewardMode, judge: Judge | AnswerJudge) -> None:
+    """Refuse a judge that cannot produce ``mode``'s scores (``ValueError``)."""
+    if mode in ("holistic", "reference_similarity"):
+        if not isinstance(judge, AnswerJudge) or judge.mode != mode:
+            raise ValueError(f"reward mode {mode!r} needs its own judge, not {judge.name!r}")
+    elif mode in ("rubric", "generic_only"):
+        if isinstance(judge, AnswerJudge):
+            raise ValueError(f"reward mode {mode!r} needs a rubric judge, not {judge.name!r}")
+    else:
+        raise ValueError(f"unknown reward mode {mode!r}")
+
+
+def without_specific(instance: Instance) -> Instance:
+    """``instance`` with no specific criteria: what the judge sees in ``generic_only`` mode
+    (so it neither judges them nor pays for them)."""
+    rubric = instance.rubric.model_copy(update={"specific": ()})
+    return instance.model_copy(update={"rubric": rubric})
+
+
+def generic_only(score: Score) -> Score:
+    """A rubric score of the general criteria alone, labelled ``generic_only``; unscored with
+    the reason when no general criterion was judged."""
+    if not any(v.kind == "general" for v in score.verdicts):
+        return score.model_copy(
+            update={
+                "value": None,
+                "mode": "generic_only",
+                "unscored_reason": "generic_only unscored: no general criterion was judged "
+                "(the rubric has none, or the judge grades none: the offline judge)",
+            }
+        )
+    return score.model_copy(update={"mode": "generic_only"})
+
+
 @dataclass
 class RubricReward:
     """Scores answers against an instance's rubric: ``α·specific + (1−α)·general``.
@@ -160,16 +212,18 @@ class RubricReward:
     every weight is 1. A :class:`~papergym.reward_protocol.Reward` of (instance, answer) pairs.
     """
 
-    judge: Judge
+    judge: Judge | AnswerJudge
     alpha: float = DEFAULT_ALPHA
     normalisation: Normalisation = "positive"
     max_concurrency: int = 32
     cache_size: int = DEFAULT_CACHE_SIZE
     max_answer_chars: int | None = DEFAULT_MAX_ANSWER_CHARS
+    mode: RewardMode = "rubric"
     _cache: ScoreCache[Score] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         check_normalisation(self.normalisation)
+        check_mode(self.mode, self.judge)
         if self.max_answer_chars is not None and self.max_answer_chars < 1:
             raise ValueError(f"max_answer_chars must be at least 1, not {self.max_answer_chars}")
         self._cache = ScoreCache(self.cache_size, self.max_concurrency)
@@ -183,23 +237,51 @@ class RubricReward:
         """The score of one answer; a repeated answer is served from memory."""
         judged, truncated = limit_answer(answer, self.max_answer_chars)
         key = score_key(
-            instance, judged, judge_identity(self.judge), self.alpha, self.normalisation
+            instance,
+            judged,
+            judge_identity(self.judge),
+            self.alpha,
+            self.normalisation,
+            self.mode,
         )
 
         async def judgement() -> tuple[Score, bool]:
-            specific, general = await self.judge.judge(instance, judged)
-            score = rubric_score(
-                instance.id,
-                with_weights(specific, instance),
-                general,
-                alpha=self.alpha,
-                judge=self.judge.name,
-                normalisation=self.normalisation,
-            )
-            # a failure is not the answer's: such a score is not kept
-            return score, not judge_never_answered(specific, general)
+            if isinstance(self.judge, AnswerJudge):
+                return await self._rated(instance, judged)
+            return await self._judged(instance, judged)
 
         return _for_caller(await self._cache.get(key, judgement), instance, truncated)
+
+    async def _judged(self, instance: Instance, answer: str) -> tuple[Score, bool]:
+        """The rubric (or generic-only) score, and whether it may be kept."""
+        assert not isinstance(self.judge, AnswerJudge)
+        shown = without_specific(instance) if self.mode == "generic_only" else instance
+        specific, general = await self.judge.judge(shown, answer)
+        score = rubric_score(
+            instance.id,
+            with_weights(specific, instance),
+            general,
+            alpha=self.alpha,
+            judge=self.judge.name,
+            normalisation=self.normalisation,
+        )
+        if self.mode == "generic_only":
+            score = generic_only(score)
+        # a failure is not the answer's: such a score is not kept
+        return score, not judge_never_answered(specific, general)
+
+    async def _rated(self, instance: Instance, answer: str) -> tuple[Score, bool]:
+        """A whole-answer judge's score, and whether it may be kept."""
+        assert isinstance(self.judge, AnswerJudge)
+        rating = await self.judge.rate(instance, answer)
+        score = answer_score(
+            instance.id,
+            rating.value,
+            mode=self.judge.mode,
+            judge=self.judge.name,
+            reason=rating.reason,
+        )
+        return score, not (rating.value is None and never_answered(rating.reason))
 
     async def ascore_many(self, pairs: Sequence[tuple[Instance, str]]) -> list[Score]:
         """Scores of many answers, in order, judged concurrently within the bound."""

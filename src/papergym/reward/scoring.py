@@ -44,6 +44,7 @@ __all__ = [
     "WeightedCriterion",
     "alpha_mix",
     "check_normalisation",
+    "credit",
     "pass_rate",
     "rubric_score",
     "specific_score",
@@ -63,6 +64,9 @@ def _check_alpha(alpha: float) -> None:
 def pass_rate(verdicts: Sequence[Verdict]) -> float | None:
     """The fraction of ``verdicts`` that passed, or ``None`` when it cannot be scored.
 
+    A graded verdict counts for its grade (:func:`credit`), so the "fraction" is then the mean
+    grade.
+
     ``None`` when the list is empty or when any verdict is unscored (``passed is None``):
     an unscored verdict is never counted as a fail.
 
@@ -76,12 +80,26 @@ def pass_rate(verdicts: Sequence[Verdict]) -> float | None:
     """
     if not verdicts:
         return None
-    passed = 0
-    for verdict in verdicts:
-        if verdict.passed is None:
-            return None
-        passed += int(verdict.passed)
-    return passed / len(verdicts)
+    credits = [credit(v) for v in verdicts]
+    if any(c is None for c in credits):
+        return None
+    return math.fsum(c for c in credits if c is not None) / len(verdicts)
+
+
+def credit(verdict: Verdict) -> float | None:
+    """What one verdict counts for: its ``grade`` when graded (0, 0.5, 1), else 1 for met and
+    0 for not met; ``None`` when unscored.
+
+    >>> credit(Verdict(criterion_id="c", passed=True, grade=0.5))
+    0.5
+    >>> credit(Verdict(criterion_id="c", passed=False)), credit(Verdict(criterion_id="c", passed=None))
+    (0.0, None)
+    """
+    if verdict.passed is None:
+        return None
+    if verdict.grade is not None:
+        return verdict.grade
+    return 1.0 if verdict.passed else 0.0
 
 
 def alpha_mix(
@@ -162,7 +180,7 @@ def specific_score(
         WeightedCriterion(id=v.criterion_id, weight=v.weight, polarity=polarity_of(v.weight))
         for v in verdicts
     ]
-    met = {v.criterion_id: v.passed for v in verdicts}
+    met = {v.criterion_id: credit(v) for v in verdicts}
     return weighted_score(criteria, met, normalisation=normalisation, clip=SCORE_CLIP)
 
 
@@ -325,7 +343,7 @@ class WeightedCriterion(Record):
 
 def weighted_score(
     criteria: Sequence[WeightedCriterion],
-    met: Mapping[str, bool | None],
+    met: Mapping[str, bool | float | None],
     *,
     normalisation: Normalisation = "positive",
     clip: tuple[float, float] | None = (0.0, 1.0),
@@ -333,7 +351,8 @@ def weighted_score(
     """``Σ_k w_k·J_k`` over the criteria, normalised and optionally clipped.
 
     ``J_k`` is 1 when criterion ``k`` is met and 0 when not, so a met pitfall (negative weight)
-    subtracts. With ``P`` the sum of positive weights, ``N`` the sum of ``|w|`` over pitfalls and
+    subtracts; a graded judgement gives ``J_k`` in ``[0, 1]`` (how far it is met, a number
+    outside that range is a ``ValueError``), and the same normalisations apply. With ``P`` the sum of positive weights, ``N`` the sum of ``|w|`` over pitfalls and
     ``W = P + N``:
 
     * ``"positive"`` divides by ``P`` (HealthBench): the range is ``[−N/P, 1]`` before clipping.
@@ -375,15 +394,23 @@ def weighted_score(
     if denominator == 0:
         return None
 
-    raw = math.fsum(c.weight for c in criteria if met[c.id])
+    raw = math.fsum(c.weight * _judged(c.id, met[c.id]) for c in criteria)
     value = raw / denominator
     if clip is not None:
         value = min(max(value, clip[0]), clip[1])
     return value
 
 
+def _judged(criterion_id: str, judgement: bool | float | None) -> float:
+    """``J_k`` of one scored judgement: 1/0 for met/not met, a grade as it is."""
+    value = float(bool(judgement)) if isinstance(judgement, bool) else float(judgement or 0.0)
+    if not 0.0 <= value <= 1.0:  # also rejects NaN
+        raise ValueError(f"judgement of {criterion_id!r} must be within [0, 1], got {judgement!r}")
+    return value
+
+
 def _check_judgements(
-    criteria: Sequence[WeightedCriterion], met: Mapping[str, bool | None]
+    criteria: Sequence[WeightedCriterion], met: Mapping[str, bool | float | None]
 ) -> None:
     """Every criterion once, each with a judgement in ``met``, and no judgement of another."""
     ids = [c.id for c in criteria]

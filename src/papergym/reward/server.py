@@ -13,6 +13,7 @@ from papergym.adapters.server import RewardServer as RewardServer
 from papergym.adapters.server import create_app as create_reward_app
 from papergym.redact import redact
 from papergym.reward import runtime
+from papergym.reward.rating import AnswerJudge
 from papergym.reward.reward import Judge, RubricReward
 
 
@@ -31,15 +32,19 @@ def create_app(reward: RubricReward, **options: Any) -> Any:
     )
 
 
-def warm_up(judge: Judge) -> None:
-    """Load what ``judge`` needs before its first answer (the offline judge's embedding model).
+def warm_up(judge: Judge | AnswerJudge) -> None:
+    """Load what ``judge`` needs before its first answer (the offline judge's and the
+    reference-similarity reward's embedding model).
 
     An LLM judge has nothing local to load: its endpoint is checked by the first request.
     """
     from papergym.reward.offline import OfflineJudge
+    from papergym.reward.similarity import ReferenceSimilarity
 
     if isinstance(judge, OfflineJudge):
         judge.scores(["The plan trains a model."], "We train a model and evaluate it.")
+    if isinstance(judge, ReferenceSimilarity):
+        judge.warm_up()
 
 
 def serve(

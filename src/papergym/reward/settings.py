@@ -51,6 +51,15 @@ class RewardSection(ConfigSection):
     """Weighted rubrics: divide the specific part by the sum of positive weights (HealthBench)
     or of absolute weights (RaR); each answer's part is then clipped to [0, 1] (a pitfall can
     push it below 0). Rubrics whose weights are all 1 score the same either way."""
+    mode: Literal["rubric", "holistic", "reference_similarity", "generic_only"] = "rubric"
+    """rubric: the rubric reward; the ARES ablations (SPEC §6): holistic (an LLM judge that sees
+    question, reference and answer, no rubric, and gives 0-10 points, mapped to points/10),
+    reference_similarity (the embedding cosine of answer and reference, clipped to [0, 1]; no
+    LLM), generic_only (the general criteria alone; needs an LLM judge) (--mode)."""
+    verdict: Literal["binary", "graded"] = "binary"
+    """LLM judge: binary (met 1 / not met 0) or graded (not met 0, partly 1, fully 2 per
+    criterion, scored as 0, 0.5, 1 under either normalisation). The offline judge refuses
+    graded (--verdict)."""
     llm_config: Path | None = None
     """An LLM YAML file for the judge alone (null: the ``llm`` section); the command's
     llm.cache=false and llm.cache_dir apply to it too."""
