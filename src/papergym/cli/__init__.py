@@ -99,7 +99,8 @@ VERBS: tuple[Verb, ...] = (
         "train",
         "train",
         "Train a research planner on a build: OPSD, GRPO, SFT, the two-stage pipeline, or a verl "
-        "bundle for multi-node GRPO; or a paper writer by review (cycle).",
+        "bundle for multi-node GRPO; or a paper writer: SFT on real papers (write-sft), then by "
+        "review (cycle).",
     ),
     Verb(
         "review",
