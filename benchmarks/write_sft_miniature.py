@@ -43,19 +43,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import cycle_reproduction as task  # noqa: E402  (the sibling benchmark: task, base, reviewer)
-import torch  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+import cycle_reproduction as task
+import torch
+from rich.console import Console
+from rich.table import Table
 
-from papergym.eval.stats import bootstrap_mean, paired_difference, sign_test  # noqa: E402
-from papergym.jsonl import write_jsonl, write_text_atomic  # noqa: E402
-from papergym.review.reward import ReviewReward  # noqa: E402
-from papergym.settings.train import TrainConfig  # noqa: E402
-from papergym.train.cycle.run import run_cycle  # noqa: E402
-from papergym.train.run import quiet_libraries  # noqa: E402
-from papergym.train.write_sft import run_write_sft  # noqa: E402
-from papergym.write.data import WriteExample  # noqa: E402
+from papergym.eval.stats import bootstrap_mean, paired_difference, sign_test
+from papergym.jsonl import write_jsonl, write_text_atomic
+from papergym.review.reward import ReviewReward
+from papergym.settings.train import TrainConfig
+from papergym.train.cycle.run import run_cycle
+from papergym.train.run import quiet_libraries
+from papergym.train.write_sft import run_write_sft
+from papergym.write.data import WriteExample
 
 DEFAULT_WORK_DIR = task.ROOT / "runs" / "write_sft_miniature"
 ARMS = ("base→cycle", "write-sft→cycle")
@@ -167,7 +167,12 @@ def report(results: list[dict[str, Any]], console: Console) -> None:
     base_arm = [r["arms"]["base→cycle"]["held_out"] for r in results]
     sft_arm = [r["arms"]["write-sft→cycle"]["held_out"] for r in results]
     table = Table(title=f"Held-out review score ({len(results)} seeds; 95% bootstrap over seeds)")
-    for column in ("arm", "base", "after write-sft", *(f"round {i}" for i in range(1, len(base_arm[0])))):
+    for column in (
+        "arm",
+        "base",
+        "after write-sft",
+        *(f"round {i}" for i in range(1, len(base_arm[0]))),
+    ):
         table.add_column(column)
     rounds = len(base_arm[0]) - 1
     table.add_row("base→cycle", cell([s[0] for s in base_arm]), "-",

@@ -84,7 +84,9 @@ def test_the_command_prints_the_table_and_its_json(tmp_path: Path) -> None:
 )
 def test_bad_groups_are_one_line_exit_2(tmp_path: Path, arguments: list[str], message: str) -> None:
     one = review_folder(tmp_path / "one", [5.0])
-    args = [a.replace("ONE", str(one)).replace("MISSING", str(tmp_path / "none")) for a in arguments]
+    args = [
+        a.replace("ONE", str(one)).replace("MISSING", str(tmp_path / "none")) for a in arguments
+    ]
     result = runner.invoke(app, ["review", "compare", *args])
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()

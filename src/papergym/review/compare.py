@@ -114,8 +114,10 @@ def compare_groups(groups: Sequence[tuple[str, Path]], scale: VenueScale) -> Com
     for i, (earlier, _) in enumerate(groups):
         for later, _ in groups[i + 1 :]:
             estimate = difference_of_means(scores[later], scores[earlier])
-            holds = estimate.low is not None and estimate.high is not None and (
-                estimate.low > 0 or estimate.high < 0
+            holds = (
+                estimate.low is not None
+                and estimate.high is not None
+                and (estimate.low > 0 or estimate.high < 0)
             )
             differences.append(
                 GroupDifference(earlier=earlier, later=later, difference=estimate, holds=holds)

@@ -169,7 +169,8 @@ class GRPOSettings(ConfigSection):
 
 
 class SFTSettings(ConfigSection):
-    """The SFT baseline: supervised fine-tuning on the reference answers."""
+    """The SFT baseline: supervised fine-tuning on the reference answers; also the schedule of
+    ``papergym train write-sft`` (the writer's SFT on real papers)."""
 
     steps: int = Field(200, gt=0)
     """Optimiser steps."""
@@ -224,7 +225,8 @@ class CycleSettings(ConfigSection):
     """
 
     data: Path | None = None
-    """A ``papergym write prepare`` output folder (its prompts.jsonl); ``--data`` sets it."""
+    """A ``papergym write prepare`` output folder (its prompts.jsonl; ``train write-sft`` reads
+    its sft.jsonl); ``--data`` sets it."""
     max_inputs: int | None = Field(None, gt=0)
     """Use at most this many inputs of the data (null: all)."""
     init_from: Path | None = None

@@ -48,7 +48,9 @@ def write_sft_rows(config: TrainConfig) -> list[dict[str, Any]]:
         raise BadInputError(None, "no data: give --data DATA, a `papergym write prepare` folder")
     examples = [e for e in load_write_data(folder).examples if e.split == "train"]
     if not examples:
-        raise BadInputError(folder / SFT_FILE, "holds no training example (none, or every one is test)")
+        raise BadInputError(
+            folder / SFT_FILE, "holds no training example (none, or every one is test)"
+        )
     return [
         {
             "prompt": messages_of(

@@ -129,9 +129,7 @@ class SectionPlanOut(BaseModel):
 def section_plan_schema(keys: Sequence[str]) -> type[SectionPlanOut]:
     """:class:`SectionPlanOut` whose reference keys must be ``keys``."""
     key_type: Any = Literal[tuple(keys)]
-    return create_model(
-        "SectionPlanOut", __base__=SectionPlanOut, references=(list[key_type], ...)
-    )
+    return create_model("SectionPlanOut", __base__=SectionPlanOut, references=(list[key_type], ...))
 
 
 def section_plan_prompt(

@@ -9,7 +9,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from papergym.cli.common import ConfigOption, DebugOption, JsonOption, reports_errors, resolve, stdout
+from papergym.cli.common import (
+    ConfigOption,
+    DebugOption,
+    JsonOption,
+    reports_errors,
+    resolve,
+    stdout,
+)
 from papergym.errors import BadInputError
 from papergym.eval.records import Estimate
 
@@ -85,4 +92,6 @@ def _cell(estimate: Estimate, form: str) -> str:
         return "-"
     if estimate.low is None or estimate.high is None:
         return form.format(estimate.value)
-    return f"{form.format(estimate.value)} [{form.format(estimate.low)}, {form.format(estimate.high)}]"
+    return (
+        f"{form.format(estimate.value)} [{form.format(estimate.low)}, {form.format(estimate.high)}]"
+    )

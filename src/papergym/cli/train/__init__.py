@@ -21,7 +21,6 @@ from papergym.cli.common import (
 )
 from papergym.cli.groups import HELP_SETTINGS, HelpGroup
 from papergym.cli.train.cycle import cycle_command
-from papergym.cli.train.write_sft import write_sft_command
 from papergym.cli.train.options import (
     ConfigArgument,
     ConfigFileOption,
@@ -31,6 +30,7 @@ from papergym.cli.train.options import (
     OverridesArgument,
     config_path,
 )
+from papergym.cli.train.write_sft import write_sft_command
 from papergym.records import Instance
 from papergym.settings.train import StageName, TrainConfig, load_config
 from papergym.train.divergence import divergence_warnings

@@ -162,18 +162,12 @@ def refuse_foreign_run_dir(
     ``command``'s run folder holds (default: a cycle run's, with its ``round-N`` folders)."""
     if not out.is_dir():
         return
-    foreign = sorted(
-        entry.name
-        for entry in out.iterdir()
-        if not _run_entry(entry.name, entries)
-    )
+    foreign = sorted(entry.name for entry in out.iterdir() if not _run_entry(entry.name, entries))
     if foreign:
         shown = ", ".join(foreign[:3]) + (
             f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
         )
-        raise BadInputError(
-            out, f"holds {shown}: not a `{command}` run folder; use another -o"
-        )
+        raise BadInputError(out, f"holds {shown}: not a `{command}` run folder; use another -o")
 
 
 def _run_entry(name: str, entries: frozenset[str] | None) -> bool:
