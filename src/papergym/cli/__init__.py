@@ -106,7 +106,8 @@ VERBS: tuple[Verb, ...] = (
         "review",
         "review",
         "Simulated peer review: review papers (the default subcommand, run: `papergym review "
-        "PAPER -o OUT`), fit the offline baseline, evaluate a reviewer against human ratings.",
+        "PAPER -o OUT`), fit the offline baseline, evaluate a reviewer against human ratings, "
+        "compare groups of papers by their scores.",
     ),
     Verb(
         "write",

@@ -42,8 +42,8 @@ from papergym.train.stages import stage_runners
 app = typer.Typer(
     name="train",
     help="Train a research planner on a build: OPSD, GRPO, SFT, the two-stage pipeline, or a "
-    "verl bundle for multi-node GRPO; or a paper writer: its SFT on real papers (write-sft), then "
-    "training by review (cycle).",
+    "verl bundle for multi-node GRPO; or a paper writer: SFT on real papers (write-sft), then by "
+    "review (cycle).",
     no_args_is_help=True,
     rich_markup_mode=None,
     context_settings=HELP_SETTINGS,
