@@ -80,25 +80,31 @@ class ScriptedWriter:
     bad_outline: bool = False
     plan_digits_once: bool = False
     calls: dict[str, int] = field(default_factory=dict)
+    order: list[tuple[str, str]] = field(default_factory=list)
+    """Every request's kind and user prompt, in the order they came."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def _count(self, kind: str) -> None:
+    def _count(self, kind: str, prompt: str = "") -> None:
         with self._lock:
             self.calls[kind] = self.calls.get(kind, 0) + 1
+            self.order.append((kind, prompt))
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         prompt = _user(body)
         if prompt.startswith("Plan a research paper"):
-            self._count("outline")
+            self._count("outline", prompt)
             return self.outline(prompt)
+        if prompt.startswith("Outline the next section"):
+            self._count("section_outline", prompt)
+            return self.section_outline(prompt)
         if prompt.startswith("You have written the paper below"):
-            self._count("abstract")
+            self._count("abstract", prompt)
             if "experiment plan" in prompt:
                 return {"latex": "We study attention models and plan their evaluation."}
             return {
                 "latex": "We study attention models; our method improves accuracy by 2.7 points."
             }
-        self._count("section")
+        self._count("section", prompt)
         return self.section(prompt, repairing=len(body.get("messages") or []) > 2)
 
     def outline(self, prompt: str) -> dict[str, Any]:
@@ -118,6 +124,13 @@ class ScriptedWriter:
                  "purpose": "Sum up.", "references": []},
             ],
         }  # fmt: skip
+
+    def section_outline(self, prompt: str) -> dict[str, Any]:
+        """A section's outline naming its heading, built on the last key listed."""
+        heading = re.search(r'section \d+, "([^"]+)"', prompt)
+        keys = re.findall(r"^\[([^\]]+)\]", prompt, re.MULTILINE)
+        name = heading.group(1) if heading else "?"
+        return {"purpose": f"Refined plan for {name}.", "references": keys[-1:]}
 
     def section(self, prompt: str, *, repairing: bool) -> dict[str, Any]:
         heading = re.search(r'Now write section \d+, "([^"]+)"', prompt)

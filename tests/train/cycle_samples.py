@@ -7,7 +7,7 @@ from pathlib import Path
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.review.records import ICLR, PaperReview, decide
 from papergym.sources.bib import Reference
-from papergym.write.data import LeakageFigures, WriteManifest, WritePrompt
+from papergym.write.data import LeakageFigures, WriteExample, WriteManifest, WritePrompt
 
 TOPICS = ("sparse attention", "long context", "protein folding", "auction design", "graph nets")
 
@@ -33,7 +33,7 @@ def write_data(folder: Path, count: int = 4, test: int = 0) -> Path:
             )
         )
     write_jsonl(folder / "prompts.jsonl", prompts)
-    write_jsonl(folder / "sft.jsonl", [])
+    write_jsonl(folder / "sft.jsonl", [example_of(p) for p in prompts])
     manifest = WriteManifest(
         version="test",
         command="papergym write prepare papers -o data",
@@ -47,6 +47,25 @@ def write_data(folder: Path, count: int = 4, test: int = 0) -> Path:
     )
     write_text_atomic(folder / "manifest.json", manifest.model_dump_json(indent=1))
     return folder
+
+
+def example_of(prompt: WritePrompt) -> WriteExample:
+    """The SFT row of ``prompt``: a short paper citing its keys."""
+    cites = ", ".join(f"\\cite{{{key}}}" for key in prompt.keys)
+    completion = (
+        f"% Outline: introduction, method\n\\title{{A study}}\n\\section{{Introduction}}\n"
+        f"We build on {cites}.\n\\section{{Method}}\nWe describe the method."
+    )
+    return WriteExample(
+        id=prompt.id,
+        source=prompt.source,
+        title="A study",
+        split=prompt.split,
+        system=prompt.system,
+        prompt=prompt.prompt,
+        completion=completion,
+        keys=prompt.keys,
+    )
 
 
 class WordCountReviewer:

@@ -99,13 +99,15 @@ VERBS: tuple[Verb, ...] = (
         "train",
         "train",
         "Train a research planner on a build: OPSD, GRPO, SFT, the two-stage pipeline, or a verl "
-        "bundle for multi-node GRPO; or a paper writer by review (cycle).",
+        "bundle for multi-node GRPO; or a paper writer: SFT on real papers (write-sft), then by "
+        "review (cycle).",
     ),
     Verb(
         "review",
         "review",
         "Simulated peer review: review papers (the default subcommand, run: `papergym review "
-        "PAPER -o OUT`), fit the offline baseline, evaluate a reviewer against human ratings.",
+        "PAPER -o OUT`), fit the offline baseline, evaluate a reviewer against human ratings, "
+        "compare groups of papers by their scores.",
     ),
     Verb(
         "write",

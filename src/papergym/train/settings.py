@@ -191,7 +191,8 @@ class GRPOSettings(ConfigSection):
 
 
 class SFTSettings(ConfigSection):
-    """The SFT baseline: supervised fine-tuning on the reference answers."""
+    """The SFT baseline: supervised fine-tuning on the reference answers; also the schedule of
+    ``papergym train write-sft`` (the writer's SFT on real papers)."""
 
     steps: int = Field(200, gt=0)
     """Optimiser steps."""
@@ -246,9 +247,14 @@ class CycleSettings(ConfigSection):
     """
 
     data: Path | None = None
-    """A ``papergym write prepare`` output folder (its prompts.jsonl); ``--data`` sets it."""
+    """A ``papergym write prepare`` output folder (its prompts.jsonl; ``train write-sft`` reads
+    its sft.jsonl); ``--data`` sets it."""
     max_inputs: int | None = Field(None, gt=0)
     """Use at most this many inputs of the data (null: all)."""
+    init_from: Path | None = None
+    """Start round 1 from these weights instead of ``model.name_or_path``: a ``papergym train
+    write-sft`` run folder (its write-sft/final, the writer's SFT policy) or a model folder
+    (null: the base model); ``--init-from`` sets it, and the run folder records it."""
     rounds: int = Field(3, gt=0)
     """Rounds of sample → review → train, each starting from the last round's weights."""
     input_fraction: float = Field(1 / 3, gt=0.0, le=1.0)

@@ -119,6 +119,43 @@ def outline_schema(
     )
 
 
+class SectionPlanOut(BaseModel):
+    """A section's outline in alternating mode: its purpose now, and the references it uses."""
+
+    purpose: str = Field(min_length=1)
+    references: list[str]
+
+
+def section_plan_schema(keys: Sequence[str]) -> type[SectionPlanOut]:
+    """:class:`SectionPlanOut` whose reference keys must be ``keys``."""
+    key_type: Any = Literal[tuple(keys)]
+    return create_model("SectionPlanOut", __base__=SectionPlanOut, references=(list[key_type], ...))
+
+
+def section_plan_prompt(
+    outline: Outline,
+    index: int,
+    written: Sequence[tuple[str, str]],
+    references: Sequence[Reference],
+) -> str:
+    """The alternating mode's outline step for section ``index``: the bodies so far in view."""
+    section = outline.sections[index]
+    return fill(
+        "section_outline",
+        outline=render_outline(outline),
+        written=_written_block(written),
+        number=index + 1,
+        heading=section.heading,
+        kind=section.kind,
+        purpose=section.purpose,
+        bibliography="\n".join(f"[{r.key}] {r.title}" for r in references),
+    )
+
+
+def _written_block(written: Sequence[tuple[str, str]]) -> str:
+    return "\n\n".join(f"\\section{{{h}}}\n{body}" for h, body in written) or "(none yet)"
+
+
 class SectionOut(BaseModel):
     latex: str = Field(min_length=1)
 
@@ -160,7 +197,7 @@ def section_prompt(
     words: int,
 ) -> str:
     section = outline.sections[index]
-    so_far = "\n\n".join(f"\\section{{{h}}}\n{body}" for h, body in written) or "(none yet)"
+    so_far = _written_block(written)
     cited = "\n".join(f"[{k}] {references[k].title}" for k in section.references if k in references)
     return fill(
         "section",

@@ -109,5 +109,5 @@ class WriteDrop(Record):
 
     name: str
     bib: str
-    step: Literal["outline", "section", "abstract"]
+    step: Literal["outline", "section_outline", "section", "abstract"]
     reason: str

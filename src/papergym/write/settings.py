@@ -3,6 +3,8 @@ prepare`` (training data from real papers)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from papergym.configbase import ConfigSection
@@ -12,6 +14,12 @@ class WriteSection(ConfigSection):
     """``papergym write`` (a paper from a bibliography) and ``papergym write prepare`` (training
     data from real papers)."""
 
+    mode: Literal["outline_then_body", "alternating"] = "outline_then_body"
+    """outline_then_body: one outline of the whole paper, then each section's body.
+    alternating (CycleResearcher's outline and body alternating, SPEC §5): after the paper's
+    outline, each section is outlined again, seeing the bodies written so far, then written;
+    one more call per section. The default is outline_then_body: it costs a call less per
+    section, and papers and tests written so far were made with it."""
     temperature: float = Field(0.4, ge=0.0)
     """Sampling temperature of the outline and of each section (CycleResearcher samples at 0.4)."""
     max_tokens: int = Field(4096, ge=256)

@@ -5,9 +5,14 @@ Folder of one paper (``OUT/<name>/``)::
 
     job.json           what the paper depends on (bib hash, topic, plan-only, model, settings)
     outline.json       the checked outline
+    sections/NN.outline.json   alternating mode: section NN's own outline (OutlineSection)
     sections/NN.json   each finished section (WrittenSection); abstract.json
     paper.tex          the paper (written last, with references.bib and metadata.json)
     drop.json          instead, when the paper could not be written (outline invalid...)
+
+With ``write.mode: alternating`` (SPEC §5: outline and body alternating) each section is
+outlined again just before it is written, with the bodies so far in view, and written from that
+outline; the next section's outline sees it.
 
 A rerun of the same job reads what is saved and asks the model for the rest only, so a
 finished paper costs no call. Results-bearing parts (experiments, results, discussion,
@@ -41,11 +46,14 @@ from papergym.write.prompting import (
     bibliography_block,
     fill,
     outline_schema,
+    section_plan_prompt,
+    section_plan_schema,
     section_prompt,
     topic_line,
 )
 from papergym.write.records import (
     Outline,
+    OutlineSection,
     SimulatedNumber,
     WriteDrop,
     WrittenPaper,
@@ -73,7 +81,7 @@ UNPARSED_LISTED = 20
 M = TypeVar("M", bound=BaseModel)
 S = TypeVar("S", bound=BaseModel)
 
-Step = Literal["outline", "section", "abstract"]
+Step = Literal["outline", "section_outline", "section", "abstract"]
 Hook = Callable[[str, str], None]
 """Told ``(paper name, step done)`` after each outline, section and abstract."""
 
@@ -100,6 +108,7 @@ class WriteJob:
         """What the saved work depends on: a rerun with any of it changed is refused."""
         s = self.settings
         return {
+            "mode": s.mode,
             "bib_sha256": hashlib.sha256(self.bib.read_bytes()).hexdigest(),
             "topic": self.topic,
             "plan_only": self.plan_only,
@@ -120,13 +129,18 @@ def check_job(folder: Path, job: WriteJob) -> None:
     """Refuse a folder that holds a paper written under other settings, naming what differs,
     and one that holds files but no job.json (e.g. the user's own paper): nothing is written."""
     identity = job.identity()
-    # a key an earlier job.json lacks counts as None, as it always has
+    # a key an earlier job.json lacks counts as None, as it always has; a job.json written
+    # before write.mode existed was written outline first, then the bodies
     resumes(
         folder,
         JOB_RECORD,
         identity,
-        recorded_identity=lambda old: {k: old.get(k) for k in identity},
+        recorded_identity=lambda old: {k: old.get(k, _RECORDED_BEFORE.get(k)) for k in identity},
     )
+
+
+_RECORDED_BEFORE: dict[str, object] = {"mode": "outline_then_body"}
+"""What a job.json written before a key existed meant by its absence."""
 
 
 def _save(path: Path, record: BaseModel) -> None:
@@ -160,7 +174,11 @@ class PaperWriter:
             return saved_drop
         try:
             outline = await self.outline()
-            written = [await self.section(outline, i) for i in range(len(outline.sections))]
+            written = []
+            for index in range(len(outline.sections)):
+                if self.job.settings.mode == "alternating":
+                    outline = await self.section_outline(outline, index)
+                written.append(await self.section(outline, index))
             abstract = await self.abstract(outline, written)
         except _Dropped as dropped:
             _save(self.folder / "drop.json", dropped.drop)
@@ -205,6 +223,36 @@ class PaperWriter:
         self.hook(self.job.name, "outline")
         return outline
 
+    async def section_outline(self, outline: Outline, index: int) -> Outline:
+        """``outline`` with section ``index`` outlined again, the bodies written so far in view
+        (alternating mode); its heading and kind stay those of the paper's outline."""
+        path = self.folder / "sections" / f"{index:02d}.outline.json"
+        planned = outline.sections[index]
+        if (saved := _load(path, OutlineSection)) is None:
+            user = section_plan_prompt(
+                outline, index, self._written_before(index), self.job.references
+            )
+            schema = section_plan_schema([r.key for r in self.job.references])
+            label = f"section {index + 1} outline"
+            answer = await self._ask("section_outline", label, user, schema)
+            saved = planned.model_copy(
+                update={
+                    "purpose": answer.purpose.strip(),
+                    "references": tuple(dict.fromkeys(answer.references)),
+                }
+            )
+            _save(path, saved)
+            self.hook(self.job.name, f"outline: {planned.heading}")
+        sections = (*outline.sections[:index], saved, *outline.sections[index + 1 :])
+        return outline.model_copy(update={"sections": sections})
+
+    def _written_before(self, index: int) -> list[tuple[str, str]]:
+        """(heading, body) of the sections before ``index`` that are saved."""
+        done = [
+            _load(self.folder / "sections" / f"{i:02d}.json", WrittenSection) for i in range(index)
+        ]
+        return [(d.heading, d.latex) for d in done if d is not None]
+
     def _rule(self, bearing: bool) -> str:
         if not bearing:
             return fill("rule_prose")
@@ -216,14 +264,10 @@ class PaperWriter:
             return saved
         section = outline.sections[index]
         bearing = results_bearing(section)
-        done = [
-            _load(self.folder / "sections" / f"{i:02d}.json", WrittenSection) for i in range(index)
-        ]
-        written = [(d.heading, d.latex) for d in done if d is not None]
         user = section_prompt(
             outline,
             index,
-            written,
+            self._written_before(index),
             self.by_key,
             self._rule(bearing),
             self.job.settings.section_words,

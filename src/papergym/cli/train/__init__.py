@@ -30,6 +30,7 @@ from papergym.cli.train.options import (
     OverridesArgument,
     config_path,
 )
+from papergym.cli.train.write_sft import write_sft_command
 from papergym.records import Instance
 from papergym.settings.train import StageName, TrainConfig, load_config
 from papergym.train.divergence import divergence_warnings
@@ -41,7 +42,8 @@ from papergym.train.stages import stage_runners
 app = typer.Typer(
     name="train",
     help="Train a research planner on a build: OPSD, GRPO, SFT, the two-stage pipeline, or a "
-    "verl bundle for multi-node GRPO; or a paper writer by review (cycle).",
+    "verl bundle for multi-node GRPO; or a paper writer: SFT on real papers (write-sft), then by "
+    "review (cycle).",
     no_args_is_help=True,
     rich_markup_mode=None,
     context_settings=HELP_SETTINGS,
@@ -215,6 +217,7 @@ _training_command(
 
 
 app.command("cycle")(cycle_command)
+app.command("write-sft")(write_sft_command)
 
 
 @app.command("verl-prepare")

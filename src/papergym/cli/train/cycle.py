@@ -71,6 +71,16 @@ def cycle(
     config_file: CycleConfigOption = None,
     data: CycleDataOption = None,
     output: CycleOutputOption = None,
+    init_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--init-from",
+            help="Start round 1 from a `papergym train write-sft` run folder (its "
+            "write-sft/final) or a model folder instead of model.name_or_path; sets "
+            "cycle.init_from, which the run folder records.",
+            show_default=False,
+        ),
+    ] = None,
     force_reward: Annotated[
         bool,
         typer.Option(
@@ -106,6 +116,8 @@ def cycle(
         extra_overrides.append(flag("cycle.data", str(data.resolve()), "--data"))
     if output is not None:
         extra_overrides.append(flag("output_dir", str(output), "-o"))
+    if init_from is not None:  # absolute, as --data: the run folder records it
+        extra_overrides.append(flag("cycle.init_from", str(init_from.resolve()), "--init-from"))
     if force_reward:
         extra_overrides.append(flag("cycle.force_reward", True, "--force-reward"))
     _run(load_config(path, extra_overrides), as_json, log_every)

@@ -115,6 +115,7 @@ def run_cycle(
     by_id = {item.id: item for item in inputs}
     if len(by_id) != len(inputs):
         raise BadInputError(settings.data, "prompts.jsonl repeats an input id")
+    start = _start_policy(settings)  # a bad --init-from fails before anything is written
     refuse_foreign_run_dir(config.output_dir)
     # absolute: each round records the weights it ends with, and a resume from another working
     # folder must find them
@@ -122,7 +123,7 @@ def run_cycle(
     write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(config.resolved(), sort_keys=False))
     if reward_check is not None:
         write_text_atomic(run_dir / CHECK_FILE, reward_check.model_dump_json(indent=1) + "\n")
-    current = resolve_model_path(config.model, run_dir)
+    current = str(start) if start is not None else resolve_model_path(config.model, run_dir)
     plan = round_inputs(list(by_id), settings.rounds, settings.input_fraction, config.seed)
     rounds: list[dict[str, Any]] = []
     with asyncio.Runner() as runner:
@@ -153,24 +154,26 @@ RUN_ENTRIES = frozenset({"config.yaml", "summary.json", "tiny-model", CHECK_FILE
 """What a run folder holds besides its ``round-N`` folders."""
 
 
-def refuse_foreign_run_dir(out: Path) -> None:
+def refuse_foreign_run_dir(
+    out: Path, entries: frozenset[str] | None = None, command: str = "papergym train cycle"
+) -> None:
     """Refuse a folder another command wrote (a review or build folder has a config.yaml too,
-    which would otherwise be read as a run with a different configuration)."""
+    which would otherwise be read as a run with a different configuration). ``entries``: what
+    ``command``'s run folder holds (default: a cycle run's, with its ``round-N`` folders)."""
     if not out.is_dir():
         return
-    foreign = sorted(
-        entry.name
-        for entry in out.iterdir()
-        if entry.name not in RUN_ENTRIES
-        and not (entry.name.startswith("round-") and entry.name[6:].isdigit())
-    )
+    foreign = sorted(entry.name for entry in out.iterdir() if not _run_entry(entry.name, entries))
     if foreign:
         shown = ", ".join(foreign[:3]) + (
             f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
         )
-        raise BadInputError(
-            out, f"holds {shown}: not a `papergym train cycle` run folder; use another -o"
-        )
+        raise BadInputError(out, f"holds {shown}: not a `{command}` run folder; use another -o")
+
+
+def _run_entry(name: str, entries: frozenset[str] | None) -> bool:
+    if entries is not None:
+        return name in entries
+    return name in RUN_ENTRIES or (name.startswith("round-") and name[6:].isdigit())
 
 
 def _as_recorded_rounds(config: TrainConfig) -> TrainConfig:
@@ -295,13 +298,23 @@ def _tell(hook: RoundHook | None, number: int, what: str) -> None:
         hook(number, what)
 
 
+def _start_policy(settings: CycleSettings) -> Path | None:
+    """The weights round 1 starts from when ``cycle.init_from`` is set (a write-sft run)."""
+    if settings.init_from is None:
+        return None
+    from papergym.train.write_sft import starting_policy
+
+    return starting_policy(settings.init_from)
+
+
 def cycle_scorers(config: TrainConfig) -> tuple[PaperScorer, PaperScorer | None]:
     """The reward's reviewer and the watch's (None for ``cycle.watch=none``), each behind
-    ``ReviewReward``. The data is read first: bad data fails in one line, before a reviewer or
-    a model is built."""
+    ``ReviewReward``. The data is read first: bad data (or ``cycle.init_from``) fails in one line,
+    before a reviewer or a model is built."""
     from papergym.train.cycle.reviewers import build_scorer
 
     load_inputs(config.cycle)
+    _start_policy(config.cycle)  # as is a bad --init-from
     reward = build_scorer(config.cycle.reviewer, config)
     watch = None if config.cycle.watch == "none" else build_scorer(config.cycle.watch, config)
     return reward, watch
