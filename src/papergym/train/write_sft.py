@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.train.config import TrainConfig
+from papergym.train.cycle.start import WRITE_SFT_DIR
 from papergym.train.run import StageContext, StepHook
 
-STAGE_DIR = "write-sft"
+STAGE_DIR = WRITE_SFT_DIR
 RUN_ENTRIES = frozenset({"config.yaml", "summary.json", "tiny-model", STAGE_DIR})
 """Everything a write-sft run folder holds."""
 
@@ -89,19 +89,3 @@ def run_write_sft(config: TrainConfig, on_step: StepHook | None = None) -> dict[
     result = {"run_dir": str(run_dir), "stage": summary, "final_model": str(ctx.final_dir)}
     write_text_atomic(run_dir / "summary.json", json.dumps(result, indent=1, default=float))
     return result
-
-
-def starting_policy(init_from: Path) -> Path:
-    """The weights a cycle starts from, given ``cycle.init_from``: a finished write-sft run
-    folder (its ``write-sft/final``) or a model folder (with ``config.json``)."""
-    for candidate in (init_from / STAGE_DIR / "final", init_from):
-        if (candidate / "config.json").is_file():
-            return candidate
-    if (init_from / STAGE_DIR).is_dir():
-        raise BadInputError(
-            init_from, "write-sft has not finished here (no write-sft/final): run it again first"
-        )
-    raise BadInputError(
-        init_from,
-        "is neither a `papergym train write-sft` run folder nor a model folder (no config.json)",
-    )

@@ -302,7 +302,7 @@ def _start_policy(settings: CycleSettings) -> Path | None:
     """The weights round 1 starts from when ``cycle.init_from`` is set (a write-sft run)."""
     if settings.init_from is None:
         return None
-    from papergym.train.write_sft import starting_policy
+    from papergym.train.cycle.start import starting_policy
 
     return starting_policy(settings.init_from)
 
