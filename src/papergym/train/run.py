@@ -174,11 +174,25 @@ def _identity(config: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in config.items() if key in IDENTITY_SECTIONS}
 
 
+KEYS_ADDED_LATER: dict[tuple[str, str], Any] = {
+    ("opsd", "loss_reduction"): "token",
+    ("grpo", "importance_sampling_level"): "token",
+}
+"""Keys a run recorded before them lacks, with the behaviour such a run trained with: the
+token mean and token-level ratios were all there was."""
+
+
 def _recorded_identity(config: dict[str, Any]) -> dict[str, Any]:
     """A recorded run's identity; a run recorded before the ``watch`` section existed had no
-    watch judge, which is the section's default (so such a folder still resumes)."""
+    watch judge, which is the section's default, and one recorded before a key of
+    :data:`KEYS_ADDED_LATER` trained as that key's value says (so such folders still resume
+    under the defaults, and are refused, naming the key, under another value)."""
     identity = _identity(config)
     identity.setdefault("watch", WatchSettings().model_dump(mode="json"))
+    for (section, key), value in KEYS_ADDED_LATER.items():
+        recorded = identity.get(section)
+        if isinstance(recorded, dict) and key not in recorded:
+            identity[section] = {**recorded, key: value}
     return identity
 
 
