@@ -196,6 +196,16 @@ def _recorded_identity(config: dict[str, Any]) -> dict[str, Any]:
     return identity
 
 
+def reference_users(config: TrainConfig) -> list[str]:
+    """What in this run reads the reference answers, in words (foreign rubric data has none)."""
+    users = []
+    if "sft" in config.stages:
+        users.append("the sft stage trains on")
+    if "opsd" in config.stages and config.opsd.teacher_context == "reference":
+        users.append("opsd.teacher_context=reference shows the teacher")
+    return users
+
+
 def stage_dir(run_dir: Path, index: int, stage: StageName) -> Path:
     return run_dir / f"{index}-{stage}"
 
@@ -210,7 +220,8 @@ def run_pipeline(
     from papergym.train.data import training_rows
     from papergym.train.models import resolve_model_path
 
-    rows = training_rows(config.data)  # bad data fails before anything is written
+    # bad data fails before anything is written
+    rows = training_rows(config.data, reference_needed_by=reference_users(config))
     run_dir = prepare_run_dir(config)
     current = resolve_model_path(config.model, run_dir)
     summaries: list[dict[str, Any]] = []

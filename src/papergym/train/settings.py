@@ -66,11 +66,15 @@ class DataSettings(ConfigSection):
     """The training data."""
 
     build_dir: Path | None = None
-    """A ``papergym build`` output folder (or an ``instances.jsonl``); ``--data`` sets it."""
+    """A ``papergym build`` output folder (or an ``instances.jsonl``), or a rubric dataset file
+    that ``eval`` and ``audit`` read (generic, ResearchQA, RubricHub, ResearchPlanGen): its rows
+    have no reference answer, so the sft stage and ``opsd.teacher_context: reference`` refuse
+    it; ``--data`` sets it."""
     test_fraction: float | None = Field(None, gt=0.0, lt=1.0)
     """Hold out this share of papers (between 0 and 1) as a test split, chosen by a stable hash of
     the paper id: export writes test.parquet / a test split beside train, training leaves it out
-    and evaluates on it, and ``papergym eval --split test`` uses the same papers (null: none)."""
+    and evaluates on it, and ``papergym eval --split test`` uses the same papers (null: none).
+    Each question of a foreign rubric dataset counts as its own paper."""
     max_instances: int | None = Field(None, gt=0)
     """Train on at most this many instances (null: all)."""
     system_prompt: str | None = None
