@@ -151,9 +151,7 @@ def test_a_run_recorded_before_a_loss_option_resumes_and_another_value_is_refuse
     run_pipeline(config(tmp_path, build_dir), second.runners())
     assert [c[0] for c in second.calls] == ["grpo"]  # resumed: the token mean then and now
     with pytest.raises(BadInputError, match=rf"{section}.{key}: token → {other}"):
-        run_pipeline(
-            config(tmp_path, build_dir, **{section: {key: other}}), Recorder().runners()
-        )
+        run_pipeline(config(tmp_path, build_dir, **{section: {key: other}}), Recorder().runners())
 
 
 def test_config_changes_name_every_differing_key() -> None:

@@ -27,7 +27,6 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 
-
 Reduction = Literal["token", "sequence"]
 """token: the mean over all valid tokens of the batch; sequence: per answer, then over answers."""
 
@@ -75,7 +74,9 @@ def generalized_jsd(
     return reduce_tokens(per_token, mask, reduction)
 
 
-def reduce_tokens(per_token: torch.Tensor, mask: torch.Tensor, reduction: Reduction) -> torch.Tensor:
+def reduce_tokens(
+    per_token: torch.Tensor, mask: torch.Tensor, reduction: Reduction
+) -> torch.Tensor:
     """``per_token`` (``[batch, seq]``) averaged over the tokens ``mask`` keeps: one mean over
     all of them (``token``), or each row's mean, then the mean over rows that have any
     (``sequence``). Nothing kept: zero, still attached to the graph."""
