@@ -175,8 +175,15 @@ def test_grpo_batch_counts_completions(make_context: ContextFactory) -> None:
     assert config.generation_batch_size == 24
     assert config.epsilon_high == config.epsilon == 0.2
     assert (config.beta, config.loss_type, config.scale_rewards) == (0.01, "dapo", "group")
+    assert config.importance_sampling_level == "token"  # GRPO's per-token ratio by default
     assert not config.bf16
     assert math.isclose(config.learning_rate, 1e-5)
+
+
+@pytest.mark.parametrize("level", ["token", "sequence"])
+def test_the_importance_ratio_level_reaches_trl(make_context: ContextFactory, level: str) -> None:
+    config = grpo_config(grpo_context(make_context, importance_sampling_level=level))
+    assert config.importance_sampling_level == level
 
 
 def test_the_llm_judge_reads_the_configured_llm_file(tmp_path: Path) -> None:

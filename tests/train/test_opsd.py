@@ -198,3 +198,19 @@ def test_gradient_checkpointing_gives_the_same_loss_and_gradients(model_dir: Pat
     assert ckpt_loss == pytest.approx(plain_loss, abs=1e-6)
     assert plain.keys() == ckpt.keys() and plain
     assert all(torch.allclose(plain[n], ckpt[n], atol=1e-6) for n in plain)
+
+
+@pytest.mark.slow  # ~12 s each on a shared 2-core machine: two models, one sampled batch
+@pytest.mark.parametrize("reduction", ["token", "sequence"])
+def test_micro_batches_give_the_whole_batch_loss_under_either_reduction(
+    model_dir: Path, reduction: str
+) -> None:
+    rows = sample_rows(2)
+    whole_pass = trainer_for(model_dir, rows, opsd=settings(batch_size=2, loss_reduction=reduction))
+    one_each = trainer_for(
+        model_dir, rows, opsd=settings(batch_size=2, micro_batch_size=1, loss_reduction=reduction)
+    )
+    batch = whole_pass.sample(whole_pass.rows_for_step(0))  # one batch for both
+    whole = float(whole_pass.loss(batch, slice(0, 2)).detach())
+    assert whole_pass.distill(batch)[0] == pytest.approx(whole, abs=1e-6)
+    assert one_each.distill(batch)[0] == pytest.approx(whole, abs=1e-6)

@@ -89,3 +89,37 @@ def test_top_k_compares_the_teachers_support_renormalised() -> None:
     full = generalized_jsd(student, teacher, mask)
     assert torch.allclose(generalized_jsd(student, teacher, mask, top_k=4), full)
     assert not torch.allclose(expected, full)
+
+
+# Two answers on a two-token vocabulary, padded to 3 positions. With β = 1 the divergence is
+# KL(S‖T); the student is uniform, S = (1/2, 1/2). Answer A has one token, where the teacher is
+# T = (3/4, 1/4): KL = ½·ln(½ / ¾) + ½·ln(½ / ¼) = ½·ln(4/3). Answer B has three tokens, where
+# the teacher equals the student: KL = 0 at each.
+D = 0.5 * math.log(4 / 3)
+STUDENT = torch.zeros(2, 3, 2, dtype=torch.float64)
+TEACHER = torch.zeros(2, 3, 2, dtype=torch.float64)
+TEACHER[0, 0] = torch.tensor([math.log(3.0), 0.0])
+TEACHER[0, 1:] = torch.tensor([5.0, -5.0])  # padding of A: a large divergence, masked out
+LENGTHS_MASK = torch.tensor([[1, 0, 0], [1, 1, 1]])
+
+
+@pytest.mark.parametrize(
+    ("reduction", "expected"),
+    [
+        ("token", D / 4),  # (D + 0 + 0 + 0) over the batch's 4 answer tokens
+        ("sequence", (D / 1 + 0 / 3) / 2),  # A's mean D, B's mean 0, then over the 2 answers
+    ],
+)
+def test_token_and_sequence_reductions_by_hand(reduction: str, expected: float) -> None:
+    loss = generalized_jsd(STUDENT, TEACHER, LENGTHS_MASK, beta=1.0, reduction=reduction)  # type: ignore[arg-type]
+    assert float(loss) == pytest.approx(expected, rel=1e-6)  # the loss runs in float32
+
+
+def test_sequence_reduction_leaves_out_an_answer_without_tokens() -> None:
+    mask = torch.tensor([[1, 0, 0], [0, 0, 0]])  # B was empty
+    loss = generalized_jsd(STUDENT, TEACHER, mask, beta=1.0, reduction="sequence")
+    assert float(loss) == pytest.approx(D, rel=1e-6)  # A alone, not (D + 0) / 2
+    nothing = generalized_jsd(STUDENT, TEACHER, torch.zeros(2, 3), reduction="sequence")
+    assert float(nothing) == 0.0
+    with pytest.raises(ValueError, match="reduction"):
+        generalized_jsd(STUDENT, TEACHER, mask, reduction="answer")  # type: ignore[arg-type]

@@ -131,6 +131,29 @@ def test_a_run_recorded_before_the_watch_section_resumes_and_a_watch_judge_is_re
         run_pipeline(config(tmp_path, build_dir, watch={"judge": "offline"}), Recorder().runners())
 
 
+@pytest.mark.parametrize(
+    ("section", "key", "other"),
+    [("opsd", "loss_reduction", "sequence"), ("grpo", "importance_sampling_level", "sequence")],
+)
+def test_a_run_recorded_before_a_loss_option_resumes_and_another_value_is_refused(
+    tmp_path: Path, build_dir: Path, section: str, key: str, other: str
+) -> None:
+    import yaml
+
+    run_pipeline(config(tmp_path, build_dir), Recorder().runners())
+    record = tmp_path / "run" / "config.yaml"
+    recorded = yaml.safe_load(record.read_text())
+    assert recorded[section][key] == "token"  # recorded from now on
+    del recorded[section][key]  # as an earlier release wrote it
+    record.write_text(yaml.safe_dump(recorded, sort_keys=False))
+    (tmp_path / "run" / "2-grpo" / "summary.json").unlink()
+    second = Recorder()
+    run_pipeline(config(tmp_path, build_dir), second.runners())
+    assert [c[0] for c in second.calls] == ["grpo"]  # resumed: the token mean then and now
+    with pytest.raises(BadInputError, match=rf"{section}.{key}: token → {other}"):
+        run_pipeline(config(tmp_path, build_dir, **{section: {key: other}}), Recorder().runners())
+
+
 def test_config_changes_name_every_differing_key() -> None:
     old = {"output_dir": "a", "opsd": {"steps": 4, "top_k": None}, "stages": ["opsd"]}
     new = {"output_dir": "b", "opsd": {"steps": 4, "beta": 0.1}, "stages": ["grpo", "opsd"]}

@@ -165,6 +165,7 @@ def grpo_config(ctx: StageContext) -> GRPOConfig:
         gradient_accumulation_steps=settings.gradient_accumulation_steps,
         beta=settings.beta,
         loss_type=settings.loss_type,
+        importance_sampling_level=settings.importance_sampling_level,
         epsilon=settings.epsilon,
         epsilon_high=settings.epsilon_high or settings.epsilon,
         scale_rewards=settings.scale_rewards,

@@ -2,7 +2,15 @@
 
 ``generalized_jsd`` is the per-token generalised Jensen–Shannon divergence between the
 student's and the teacher's next-token distributions, averaged over the valid (unmasked)
-completion tokens. With the mixture ``M = β·T + (1−β)·S``::
+completion tokens in one of two ways (``reduction``):
+
+* ``token``: one mean over every valid token of the batch, so a long answer weighs more than a
+  short one, in proportion to its length;
+* ``sequence``: each answer's mean over its positions, then the mean over answers, so every
+  answer weighs the same (SPEC §4: "averaged over positions and answers"). An answer with no
+  valid token is left out of that mean.
+
+With the mixture ``M = β·T + (1−β)·S``::
 
     JSD_β(T, S) = β·KL(T‖M) + (1−β)·KL(S‖M)
 
@@ -14,9 +22,13 @@ covering) and β = 1 gives KL(S‖T) (reverse, mode seeking).
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import torch
 import torch.nn.functional as F
+
+Reduction = Literal["token", "sequence"]
+"""token: the mean over all valid tokens of the batch; sequence: per answer, then over answers."""
 
 
 def generalized_jsd(
@@ -26,8 +38,9 @@ def generalized_jsd(
     beta: float = 0.5,
     temperature: float = 1.0,
     top_k: int | None = None,
+    reduction: Reduction = "token",
 ) -> torch.Tensor:
-    """Mean generalised JSD over valid tokens.
+    """Mean generalised JSD over valid tokens (``reduction``: see the module docstring).
 
     ``student_logits`` and ``teacher_logits``: ``[batch, seq, vocab]`` at the same completion
     positions; ``mask``: ``[batch, seq]``, 1 for completion tokens, 0 for prompt and padding.
@@ -58,11 +71,29 @@ def generalized_jsd(
     student = F.log_softmax(student_scaled, dim=-1)
     teacher = F.log_softmax(teacher_scaled, dim=-1)
     per_token = _divergence(student, teacher, beta)
+    return reduce_tokens(per_token, mask, reduction)
+
+
+def reduce_tokens(
+    per_token: torch.Tensor, mask: torch.Tensor, reduction: Reduction
+) -> torch.Tensor:
+    """``per_token`` (``[batch, seq]``) averaged over the tokens ``mask`` keeps: one mean over
+    all of them (``token``), or each row's mean, then the mean over rows that have any
+    (``sequence``). Nothing kept: zero, still attached to the graph."""
     weights = mask.to(per_token.dtype)
-    valid = weights.sum()
-    if valid == 0:
-        return per_token.sum() * 0.0  # no completion tokens: zero, still attached to the graph
-    return (per_token * weights).sum() / valid
+    if reduction == "token":
+        valid = weights.sum()
+        if valid == 0:
+            return per_token.sum() * 0.0
+        return (per_token * weights).sum() / valid
+    if reduction != "sequence":
+        raise ValueError(f"reduction must be token or sequence, not {reduction!r}")
+    lengths = weights.sum(dim=-1)
+    answered = lengths > 0
+    if not bool(answered.any()):
+        return per_token.sum() * 0.0
+    per_answer = (per_token * weights).sum(dim=-1)[answered] / lengths[answered]
+    return per_answer.mean()
 
 
 def _kl(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:

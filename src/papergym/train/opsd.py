@@ -10,13 +10,15 @@ One step, for a batch of questions:
    token ids, never re-tokenised, so both sides see it token for token.
 3. **Match.** The loss is the generalised Jensen–Shannon divergence between the teacher's and
    the student's next-token distributions at every completion position, averaged over the
-   valid tokens of the whole batch (``papergym.train.losses.generalized_jsd``).
+   batch as ``opsd.loss_reduction`` says: over all its valid tokens (``token``, the default) or
+   per answer, then over answers (``sequence``) (``papergym.train.losses.generalized_jsd``).
+   Micro-batches are weighted so either equals the mean over the whole batch at once.
 4. **Step.** Only the LoRA weights move.
 
-Why our own trainer: TRL's nearest one (``trl.experimental.sdft``) averages per answer before
-averaging answers, and its top-k uses the student's support with importance-sampling clipping
-on by default; SPEC §4 asks for a token mean and a stop-gradient teacher, which this file does
-in a few dozen lines per step that can be read and tested directly.
+Why our own trainer: TRL's nearest one (``trl.experimental.sdft``) averages per answer only,
+and its top-k uses the student's support with importance-sampling clipping on by default; SPEC
+§4 asks for a stop-gradient teacher, and both reductions are offered here, in a few dozen
+lines per step that can be read and tested directly.
 """
 
 from __future__ import annotations
@@ -233,20 +235,21 @@ class OPSDTrainer:
         return SampledBatch(student, teacher, completions, mask)
 
     def distill(self, batch: SampledBatch) -> tuple[float, float]:
-        """One optimiser step on the token-mean generalised JSD of the whole batch."""
+        """One optimiser step on the generalised JSD of the whole batch (``loss_reduction``)."""
         lr = self.learning_rate(self.step)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.optimizer.zero_grad(set_to_none=True)
-        total_tokens = float(batch.mask.sum())
+        total = self._loss_units(batch.mask)
         loss_sum = 0.0
         size = self.settings.micro_batch_size
         for start in range(0, len(batch.student_prompts), size):
             part = slice(start, start + size)
-            valid = float(batch.mask[part].sum())
-            if valid == 0:
+            units = self._loss_units(batch.mask[part])
+            if units == 0:
                 continue
-            loss = self.loss(batch, part) * (valid / total_tokens)
+            # a micro-batch's mean weighs its share of what the whole batch averages over
+            loss = self.loss(batch, part) * (units / total)
             loss.backward()  # type: ignore[no-untyped-call]
             loss_sum += float(loss.detach())
         trainable = [p for p in self.model.parameters() if p.requires_grad]
@@ -254,8 +257,15 @@ class OPSDTrainer:
         self.optimizer.step()
         return loss_sum, float(grad_norm)
 
+    def _loss_units(self, mask: torch.Tensor) -> float:
+        """What the loss averages over: valid tokens (``token``) or answers with any
+        (``sequence``)."""
+        if self.settings.loss_reduction == "token":
+            return float(mask.sum())
+        return float((mask.sum(dim=1) > 0).sum())
+
     def loss(self, batch: SampledBatch, part: slice) -> torch.Tensor:
-        """The generalised JSD of one micro-batch, mean over its valid completion tokens."""
+        """The generalised JSD of one micro-batch, averaged as ``loss_reduction`` says."""
         completions = batch.completions[part].to(self.device)
         mask = batch.mask[part].to(self.device)
         student_ids, student_mask = left_pad(batch.student_prompts[part], self.pad_id)
@@ -283,6 +293,7 @@ class OPSDTrainer:
             beta=self.settings.beta,
             temperature=self.settings.distill_temperature,
             top_k=self.settings.top_k,
+            reduction=self.settings.loss_reduction,
         )
 
     @contextlib.contextmanager

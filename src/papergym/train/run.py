@@ -174,12 +174,36 @@ def _identity(config: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in config.items() if key in IDENTITY_SECTIONS}
 
 
+KEYS_ADDED_LATER: dict[tuple[str, str], Any] = {
+    ("opsd", "loss_reduction"): "token",
+    ("grpo", "importance_sampling_level"): "token",
+}
+"""Keys a run recorded before them lacks, with the behaviour such a run trained with: the
+token mean and token-level ratios were all there was."""
+
+
 def _recorded_identity(config: dict[str, Any]) -> dict[str, Any]:
     """A recorded run's identity; a run recorded before the ``watch`` section existed had no
-    watch judge, which is the section's default (so such a folder still resumes)."""
+    watch judge, which is the section's default, and one recorded before a key of
+    :data:`KEYS_ADDED_LATER` trained as that key's value says (so such folders still resume
+    under the defaults, and are refused, naming the key, under another value)."""
     identity = _identity(config)
     identity.setdefault("watch", WatchSettings().model_dump(mode="json"))
+    for (section, key), value in KEYS_ADDED_LATER.items():
+        recorded = identity.get(section)
+        if isinstance(recorded, dict) and key not in recorded:
+            identity[section] = {**recorded, key: value}
     return identity
+
+
+def reference_users(config: TrainConfig) -> list[str]:
+    """What in this run reads the reference answers, in words (foreign rubric data has none)."""
+    users = []
+    if "sft" in config.stages:
+        users.append("the sft stage trains on")
+    if "opsd" in config.stages and config.opsd.teacher_context == "reference":
+        users.append("opsd.teacher_context=reference shows the teacher")
+    return users
 
 
 def stage_dir(run_dir: Path, index: int, stage: StageName) -> Path:
@@ -196,7 +220,8 @@ def run_pipeline(
     from papergym.train.data import training_rows
     from papergym.train.models import resolve_model_path
 
-    rows = training_rows(config.data)  # bad data fails before anything is written
+    # bad data fails before anything is written
+    rows = training_rows(config.data, reference_needed_by=reference_users(config))
     run_dir = prepare_run_dir(config)
     current = resolve_model_path(config.model, run_dir)
     summaries: list[dict[str, Any]] = []

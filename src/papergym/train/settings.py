@@ -67,11 +67,15 @@ class DataSettings(ConfigSection):
     """The training data."""
 
     build_dir: Path | None = None
-    """A ``papergym build`` output folder (or an ``instances.jsonl``); ``--data`` sets it."""
+    """A ``papergym build`` output folder (or an ``instances.jsonl``), or a rubric dataset file
+    that ``eval`` and ``audit`` read (generic, ResearchQA, RubricHub, ResearchPlanGen): its rows
+    have no reference answer, so the sft stage and ``opsd.teacher_context: reference`` refuse
+    it; ``--data`` sets it."""
     test_fraction: float | None = Field(None, gt=0.0, lt=1.0)
     """Hold out this share of papers (between 0 and 1) as a test split, chosen by a stable hash of
     the paper id: export writes test.parquet / a test split beside train, training leaves it out
-    and evaluates on it, and ``papergym eval --split test`` uses the same papers (null: none)."""
+    and evaluates on it, and ``papergym eval --split test`` uses the same papers (null: none).
+    Each question of a foreign rubric dataset counts as its own paper."""
     split_by: Literal["hash", "date"] = "hash"
     """How the test split is chosen: hash (``test_fraction`` of papers by a stable hash) or date
     (papers dated after ``test_after`` are test, the rest train; SPEC §2)."""
@@ -109,7 +113,7 @@ class OPSDSettings(ConfigSection):
     batch_size: int = Field(8, gt=0)
     """Answers per optimiser step (the effective batch)."""
     micro_batch_size: int = Field(8, gt=0)
-    """Answers per forward/backward pass; smaller saves memory, the loss is the same token mean."""
+    """Answers per forward/backward pass; smaller saves memory, the loss is the same."""
     generation_batch_size: int | None = Field(None, gt=0)
     """Answers sampled per ``generate`` call (None: the whole batch at once)."""
     max_new_tokens: int = Field(1024, gt=0)
@@ -122,6 +126,12 @@ class OPSDSettings(ConfigSection):
     """Generalised JSD interpolation: 0.5 symmetric JSD, 0 = KL(T‖S), 1 = KL(S‖T)."""
     distill_temperature: float = Field(1.0, gt=0)
     """Temperature of both distributions in the loss."""
+    loss_reduction: Literal["token", "sequence"] = "token"
+    """How the per-token JSD is averaged over a batch. token: one mean over all answer tokens of
+    the batch (a long answer weighs in proportion to its length; what every earlier release
+    did, and the default, so earlier run folders resume unchanged). sequence: each answer's mean
+    over its positions, then the mean over answers (every answer weighs the same; the reading of
+    SPEC §4's "averaged over positions and answers")."""
     top_k: int | None = Field(None, gt=0)
     """Loss only: compare distributions on the teacher's top-k tokens (None: full vocabulary).
     Sampling always uses the full distribution (with ``temperature`` and ``top_p``)."""
@@ -173,7 +183,16 @@ class GRPOSettings(ConfigSection):
     beta: float = Field(0.01, ge=0.0)
     """KL penalty to the reference policy."""
     loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "dapo"
-    """dapo = token-mean over the batch, the aggregation verl uses by default."""
+    """How TRL aggregates the per-token losses: dapo = token-mean over the batch, the
+    aggregation verl uses by default; grpo = each answer's mean, then the mean over answers;
+    dr_grpo = the sum over tokens divided by max_completion_length; bnpo = token-mean over the
+    local micro-batch."""
+    importance_sampling_level: Literal["token", "sequence"] = "token"
+    """TRL's importance ratio π_θ/π_old. token: one ratio per token (GRPO as published; the
+    default, and what earlier releases did). sequence: one ratio per answer, exp of the mean
+    per-token log-ratio over its tokens (GSPO), clipped once per answer. GSPO pairs it with
+    loss_type grpo; with dapo, dr_grpo or bnpo each answer's term is summed over its tokens, so
+    long answers weigh more (TRL warns)."""
     epsilon: float = Field(0.2, gt=0)
     """Lower ratio clip; ``epsilon_high`` defaults to the same (symmetric clipping)."""
     epsilon_high: float | None = Field(None, gt=0)

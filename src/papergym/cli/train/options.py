@@ -43,7 +43,10 @@ DataOption = Annotated[
     Path | None,
     typer.Option(
         "--data",
-        help="Folder written by `papergym build` (or its instances.jsonl); sets data.build_dir.",
+        help="Folder written by `papergym build` (or its instances.jsonl), or a rubric dataset "
+        "file eval and audit read (generic {question, criteria}, ResearchQA, RubricHub, "
+        "ResearchPlanGen; .jsonl, .json or .parquet; no reference answers, so no sft stage); "
+        "sets data.build_dir.",
         show_default=False,
     ),
 ]
