@@ -60,6 +60,18 @@ OutOption = Annotated[
 ]
 
 
+CompareLeakageOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--compare-leakage",
+        help="A papergym audit output folder (audit -o DIR) whose per-dataset leakage rates "
+        "the card sets beside this dataset's, each with its method and denominator "
+        "(repeatable).",
+        show_default=False,
+    ),
+]
+
+
 @app.command("export")
 @reports_errors
 @config_flags(split=("data.test_fraction", "--split"), system_prompt="data.system_prompt")
@@ -69,13 +81,14 @@ def export(
     config: ConfigOption = None,
     formats: FormatsOption = None,
     out: OutOption = None,
+    compare_leakage: CompareLeakageOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
     given: Given = (),
 ) -> None:
     """Export built instances for verl, TRL, Hugging Face datasets, parquet or a verifiers environment, with a dataset card.
 
-    Each format gets its own folder with card.md, card.json and config.yaml (the resolved configuration; -c FILE and key=value arguments set data.test_fraction and data.system_prompt as --split and --system-prompt do). Exit code 2 when instances.jsonl is missing or invalid, or repeats an instance id with different content (identical copies are exported once, with a warning).
+    Each format gets its own folder with card.md, card.json and config.yaml (the resolved configuration; -c FILE and key=value arguments set data.test_fraction and data.system_prompt as --split and --system-prompt do). Exit code 2 when instances.jsonl is missing or invalid, or repeats an instance id with different content (identical copies are exported once, with a warning), or when a --compare-leakage folder holds no leakage_report.json.
     """
     names = chosen_formats(formats)
     resolved = resolve(config, overrides, given)
@@ -90,6 +103,7 @@ def export(
             f"warning: {escape(message)}", highlight=False, soft_wrap=True
         ),
         missing_note=_unfinished_build,
+        compare_leakage=compare_leakage or [],
     )
     instances = sum(r.total for r in results[:1])
     if json_output:
