@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from papergym.records import Criterion, LeakageVerdict
 from papergym.recipes.leakage_action import act_on_leakage, judged_clean, judged_leaked
+from papergym.records import Criterion, LeakageVerdict
 
 
 def crit(cid: str, dimension: str = "method", leaked: bool | None = False) -> Criterion:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from papergym.records import Criterion
 from papergym.recipes.settings import LeakageAction
+from papergym.records import Criterion
 
 STEP = "leakage"
 """The step a drop for leakage is recorded under."""

@@ -222,9 +222,7 @@ class Builder:
             self.settings.builder,
             self.llm,
             leakage_judge=self.settings.leakage_judge,
-            leakage=LeakagePolicy(
-                self.settings.leakage_action, self.settings.leakage_min_criteria
-            ),
+            leakage=LeakagePolicy(self.settings.leakage_action, self.settings.leakage_min_criteria),
             max_unit_words=self.settings.max_unit_words,
         )
 

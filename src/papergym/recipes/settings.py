@@ -8,7 +8,6 @@ from pydantic import Field
 
 from papergym.configbase import ConfigSection
 
-
 LeakageAction = Literal["keep", "remove", "replace"]
 """What a build does with a criterion the leakage judge finds inferable from the question."""
 
