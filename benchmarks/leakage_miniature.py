@@ -115,10 +115,11 @@ def paper_tex(rng: random.Random, index: int) -> str:
         f"However, current {problem} pipelines treat {flaw} as fixed across inputs.",
         f"Prior work on {problem} does not address {other} at scale.",
     ]
-    leaky = [
-        f"We propose {problem} methods that account for {flaw} across inputs.",
-        f"Our method reduces the cost of {problem} pipelines by modelling {flaw}.",
-        f"We address {other} at scale in {problem} methods.",
+    leaky = [  # the question's terms in another shape: inferable, yet no near-copy of a
+        # question sentence (the build's filter and reveal gate catch those first)
+        f"Handling of {flaw} is made explicit inside the {problem} solver.",
+        f"A {problem} variant aware of {flaw} is trained end to end.",
+        f"Scaling to {other} is treated as a first-class design goal.",
     ][: rng.randint(1, 3)]
     novel = [f"We introduce {p} that learns from {s}." for p, s in zip(parts, signals, strict=True)]
     method = leaky + novel[: 5 - len(leaky)]
@@ -192,8 +193,18 @@ def fmt(estimate: Estimate, signed: bool = False) -> str:
     return f"{value} [{estimate.low:+.3f}, {estimate.high:+.3f}]"
 
 
+def usable(results: dict[int, dict[str, dict[str, Any]]]) -> dict[int, dict[str, dict[str, Any]]]:
+    """The seeds whose every build kept an instance: a seed whose papers were all dropped has
+    no score to pair (unscored, not 0), and is reported, not averaged in."""
+    return {
+        seed: arms
+        for seed, arms in results.items()
+        if all(arms[a]["restate_specific"] is not None for a in ACTIONS)
+    }
+
+
 def values(results: dict[int, dict[str, dict[str, Any]]], action: str, name: str) -> list[float]:
-    return [float(r[action][name] or 0.0) for r in results.values()]
+    return [float(r[action][name]) for r in results.values()]
 
 
 def verdict(estimate: Estimate, wins: int, losses: int) -> str:
@@ -208,7 +219,15 @@ def verdict(estimate: Estimate, wins: int, losses: int) -> str:
 
 def report(results: dict[int, dict[str, dict[str, Any]]]) -> list[str]:
     """The per-action table and every action − keep difference, paired by seed."""
-    lines = [f"{len(results)} seeds: {sorted(results)}", "", "mean over seeds [95% seed interval]"]
+    every = results
+    results = usable(results)
+    skipped = sorted(set(every) - set(results))
+    lines = [
+        f"{len(results)} seeds: {sorted(results)}; without an instance in every build "
+        f"(all papers dropped by the build's gates, left out): {skipped or 'none'}",
+        "",
+        "mean over seeds [95% seed interval]",
+    ]
     for action in ACTIONS:
         cells = [f"{n} {fmt(bootstrap_mean(values(results, action, n)))}" for n in MEASURES]
         lines.append(f"  {action:8s} " + "; ".join(cells))
@@ -231,10 +250,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
     parser.add_argument("--papers", type=int, default=4, help="synthetic papers per seed")
-    parser.add_argument("--quick", action="store_true", help="2 seeds x 2 papers (smoke run)")
+    parser.add_argument("--quick", action="store_true", help="2 seeds x 3 papers (smoke run)")
     parser.add_argument("--out", type=Path, help="write the per-seed results as JSON")
     args = parser.parse_args(argv)
-    seeds, papers = ([1, 2], 2) if args.quick else (args.seeds, args.papers)
+    seeds, papers = ([1, 2], 3) if args.quick else (args.seeds, args.papers)
     start = time.perf_counter()
     results: dict[int, dict[str, dict[str, Any]]] = {}
     with FakeOpenAIServer(responder=responder) as server, tempfile.TemporaryDirectory() as tmp:
