@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -11,6 +13,7 @@ import pytest
 import papergym.embed
 from papergym.recipes.draft import Candidate, PaperDraft
 from papergym.recipes.general import GENERAL_CRITERIA
+from papergym.recipes.leakage_action import judged_leaked
 from papergym.recipes.pipeline import LeakagePolicy, llm_instance, reserve
 from papergym.recipes.steps import Reject
 from papergym.records import (
@@ -35,8 +38,9 @@ def bag_of_words(texts: Sequence[str], **_: object) -> npt.NDArray[np.float32]:
 
 
 @pytest.fixture(autouse=True)
-def fast_embed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(papergym.embed, "embed", bag_of_words)
+def fast_embed(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("slow") is None:  # a whole build uses the real one
+        monkeypatch.setattr(papergym.embed, "embed", bag_of_words)
 
 
 def verdict(leaked: bool | None) -> tuple[LeakageVerdict, ...]:
@@ -128,3 +132,64 @@ def test_keep_only_records_the_verdicts() -> None:
     result = llm_instance(draft([True, True, True, True]), "papergym", LeakagePolicy("keep", 3))
     assert not isinstance(result, Reject) and result.instance is not None
     assert len(result.instance.rubric.specific) == 4 and not result.instance.rubric.leaked_out
+
+
+LEAKY_PAPER = r"""\documentclass{article}
+\title{Handling label scarcity in traffic forecasting}
+\begin{document}
+\maketitle
+\begin{abstract}
+Existing traffic forecasting methods remain costly because they ignore label scarcity.
+\end{abstract}
+\section{Introduction}
+Existing traffic forecasting methods remain costly because they ignore label scarcity. However,
+current traffic forecasting pipelines treat label scarcity as fixed across inputs. Prior work on
+traffic forecasting does not address distribution shift at scale.
+\section{Method}
+We introduce a learned scheduler that learns from token frequencies. We introduce a diffusion
+prior that learns from temporal gradients. A traffic forecasting variant aware of label scarcity
+is trained end to end. We introduce a memory bank that learns from load profiles. Handling of
+label scarcity is made explicit inside the traffic forecasting solver.
+\section{Experiments}
+We evaluate on a simulated testbed against a tuned heuristic baseline. We measure accuracy
+together with wall-clock time and memory use. An ablation removes a learned scheduler to isolate
+its effect.
+\end{document}
+"""
+
+
+@pytest.mark.slow
+def test_fake_llm_build_replaces_and_removes_what_the_judge_flags(tmp_path: Path) -> None:
+    """Through ``papergym build`` and the scripted server, whose judge flags the criteria that
+    restate the question: replace keeps 10 criteria, remove shrinks, keep records only."""
+    from typer.testing import CliRunner
+
+    from papergym.cli import app
+    from papergym.fakellm import FakeOpenAIServer
+    from papergym.fakellm.plausible import responder
+    from papergym.jsonl import read_jsonl
+    from papergym.records import Instance
+
+    papers = tmp_path / "papers" / "leaky"
+    papers.mkdir(parents=True)
+    (papers / "main.tex").write_text(LEAKY_PAPER, encoding="utf-8")
+    rubrics: dict[str, Rubric] = {}
+    with FakeOpenAIServer(responder=responder) as server:
+        for action in ("keep", "remove", "replace"):
+            out = tmp_path / action
+            args = ["build", str(papers.parent), "-o", str(out), "--base-url", server.base_url,
+                    "--model", "m", "--json", f"build.leakage.action={action}"]  # fmt: skip
+            result = CliRunner().invoke(app, args)
+            assert result.exit_code == 0, result.output
+            [instance] = read_jsonl(out / "instances.jsonl", Instance)
+            rubrics[action] = instance.rubric
+    flagged = [c.id for c in rubrics["keep"].specific if judged_leaked(c)]
+    assert flagged and not rubrics["keep"].leaked_out
+    assert [c.id for c in rubrics["remove"].leaked_out] == flagged
+    assert len(rubrics["remove"].specific) == 10 - len(flagged)
+    assert len(rubrics["replace"].specific) == 10
+    assert sorted(c.replaces for c in rubrics["replace"].specific if c.replaces) == sorted(flagged)
+    assert not any(judged_leaked(c) for c in rubrics["replace"].specific)
+    card = json.loads((tmp_path / "replace" / "card.json").read_text(encoding="utf-8"))
+    acted = card["stats"]["leakage_action"]
+    assert acted["before"]["leaked"] == len(flagged) and acted["after"]["leaked"] == 0
