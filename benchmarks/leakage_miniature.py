@@ -29,6 +29,15 @@ check. A real model's leakage, and what removal does to a trained policy, need a
 (``eval.stats.paired_difference``), with the seeds it won, tied and lost and a sign test. A
 difference "holds" when its interval excludes 0 and the sign test gives p < 0.05.
 
+**Results** (seeds 1-6, 4 papers each; 17 of 24 papers built, the rest dropped by the
+build's reveal gate in every arm alike; 407 s on a loaded 2-core machine): the restating plan's
+specific score is 0.172 [0.128, 0.222] with ``keep`` and 0.000 with ``remove`` and ``replace``
+(difference -0.172 [-0.222, -0.128], 6/6 seeds, sign test p 0.031: holds); the judge's rate
+moves the same way (by construction, see above). ``remove`` leaves 8.28 criteria per instance
+(-1.72, holds), ``replace`` keeps 10 (every leaked criterion found an unflagged replacement).
+The overlap screen's rate is 0 in every arm: it does not see these rewordings of the question
+at its thresholds, which is why the build acts on the judge's verdicts, not the screen's.
+
 This miniature reads nothing from ``../shared``: it has nothing to skip without it.
 
     python benchmarks/leakage_miniature.py [--seeds 1 2 ...] [--papers 4] [--quick] [--out r.json]
