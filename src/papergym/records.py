@@ -183,6 +183,11 @@ class Criterion(Record):
     origin: Literal["answer", "question", "extractive"]
     rank: int = Field(ge=1, description="1 = most important.")
     leakage: tuple[LeakageVerdict, ...] = ()
+    replaces: str | None = Field(
+        default=None,
+        description="Id of the leaked criterion the build replaced with this one "
+        "(build.leakage.action replace); None for a criterion the merge kept.",
+    )
     weight: Annotated[float, usable_weight("criterion")] = Field(
         default=1.0,
         description="Signed weight: > 0 a desired property, < 0 a pitfall (met = the mistake "
@@ -215,6 +220,13 @@ class Rubric(Record):
     specific: tuple[Criterion, ...]
     general: tuple[GeneralCriterion, ...]
     note: str = Field(default="", description="Why there are fewer than 10 criteria, if so.")
+    leaked_out: tuple[Criterion, ...] = Field(
+        default=(),
+        description="Specific criteria the build took out because the leakage judge found "
+        "them inferable from the question (build.leakage.action remove or replace), with "
+        "their verdicts: the rubric before the action is these plus the criteria that "
+        "replace nothing.",
+    )
 
     @property
     def weighted(self) -> bool:

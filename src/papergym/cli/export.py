@@ -61,6 +61,18 @@ OutOption = Annotated[
 ]
 
 
+CompareLeakageOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--compare-leakage",
+        help="A papergym audit output folder (audit -o DIR) whose per-dataset leakage rates "
+        "the card sets beside this dataset's, each with its method and denominator "
+        "(repeatable).",
+        show_default=False,
+    ),
+]
+
+
 @app.command("export")
 @reports_errors
 @config_flags(
@@ -76,6 +88,7 @@ def export(
     config: ConfigOption = None,
     formats: FormatsOption = None,
     out: OutOption = None,
+    compare_leakage: CompareLeakageOption = None,
     json_output: JsonOption = False,
     debug: DebugOption = False,
     given: Given = (),
@@ -84,7 +97,7 @@ def export(
 
         Each format gets its own folder with card.md, card.json and config.yaml (the resolved configuration; -c FILE and key=value arguments set the data.* keys as the flags do).
 
-    Splits: --split F holds out a share F of papers by a stable hash; --split-by date --test-after YYYY-MM puts papers dated after that month in test and the rest in train (the date ingestion parsed, else the arXiv id's month). A paper with no date is refused (exit 2, naming it) unless --undated train|test|drop places it. The card states the rule and each split's date range. Exit code 2 when instances.jsonl is missing or invalid, or repeats an instance id with different content (identical copies are exported once, with a warning).
+    Splits: --split F holds out a share F of papers by a stable hash; --split-by date --test-after YYYY-MM puts papers dated after that month in test and the rest in train (the date ingestion parsed, else the arXiv id's month). A paper with no date is refused (exit 2, naming it) unless --undated train|test|drop places it. The card states the rule and each split's date range. Exit code 2 when instances.jsonl is missing or invalid, or repeats an instance id with different content (identical copies are exported once, with a warning), or when a --compare-leakage folder holds no leakage_report.json.
     """
     names = chosen_formats(formats)
     resolved = resolve(config, overrides, given)
@@ -102,6 +115,7 @@ def export(
             f"warning: {escape(message)}", highlight=False, soft_wrap=True
         ),
         missing_note=_unfinished_build,
+        compare_leakage=compare_leakage or [],
     )
     instances = sum(r.total for r in results[:1])
     if json_output:

@@ -17,6 +17,7 @@ from typing import Any
 
 from papergym import __version__
 from papergym.export.common import counts
+from papergym.export.leakage_card import action_lines, action_stats, comparison_lines
 from papergym.records import BuildFailure, Drop, Instance
 from papergym.redact import redact_data
 
@@ -113,6 +114,21 @@ def _source_kinds(instances: Sequence[Instance]) -> dict[str, dict[str, int]]:
     if all(i.source_kind == "paper" for i in instances):
         return {}
     return {"source_kinds": counts(i.source_kind for i in instances)}
+
+
+def _with_action(
+    stats: dict[str, Any],
+    instances: Sequence[Instance],
+    drops: Sequence[Drop],
+    config: Mapping[str, Any],
+) -> dict[str, Any]:
+    """``stats`` with ``leakage_action`` (before/after the build's action) when the build
+    recorded an action or a rubric shows one; a card of an earlier build keeps its keys."""
+    recorded = "leakage_action" in config or any(
+        i.rubric.leaked_out or any(c.replaces for c in i.rubric.specific) for i in instances
+    )
+    acted = action_stats(instances, drops) if recorded else None
+    return stats if acted is None else {**stats, "leakage_action": acted}
 
 
 def card_stats(instances: Sequence[Instance], drops: Sequence[Drop]) -> dict[str, Any]:
@@ -413,7 +429,22 @@ def _rubric_section(stats: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _leakage_section(stats: dict[str, Any], leakage: Mapping[str, Any] | None) -> list[str]:
+def _ours_overlap(stats: dict[str, Any]) -> dict[str, Any] | None:
+    """The build's own overlap-screen rate as a comparison row (None when it did not run)."""
+    overlap = stats["leakage"].get("overlap")
+    if not overlap:
+        return None
+    scored = overlap["criteria"] - overlap["unscored"]
+    return {"dataset": "this dataset (published)", "method": "overlap", "scored": scored,
+            **{k: overlap[k] for k in ("criteria", "leaked", "unscored", "rate")}}  # fmt: skip
+
+
+def _leakage_section(
+    stats: dict[str, Any],
+    leakage: Mapping[str, Any] | None,
+    action: str | None = None,
+    comparison: Sequence[dict[str, Any]] = (),
+) -> list[str]:
     lines = [
         "## Leakage",
         "",
@@ -432,6 +463,9 @@ def _leakage_section(stats: dict[str, Any], leakage: Mapping[str, Any] | None) -
         )
     else:
         lines += ["No leakage verdicts are stored on the criteria.", ""]
+    lines += action_lines(stats.get("leakage_action"), action)
+    ours = _ours_overlap(stats) if comparison else None
+    lines += comparison_lines(stats.get("leakage_action"), [*comparison, *([ours] if ours else [])])
     if leakage:
         lines += ["Leakage audit:", ""]
         lines += _table(
@@ -610,15 +644,17 @@ def render_card(
     splits: Mapping[str, int] | None = None,
     failures: Sequence[BuildFailure] = (),
     split_rule: Mapping[str, Any] | None = None,
+    comparison: Sequence[dict[str, Any]] = (),
 ) -> str:
-    """``card.md`` text from the numbers (pure, for tests)."""
+    """``card.md`` text from the numbers (pure, for tests); ``comparison``: other datasets'
+    audit rates (:func:`papergym.export.leakage_card.read_comparison`)."""
     lines = [
         *_what_section(stats),
         *_builder_section(stats, builder_note),
         *_counts_section(stats, splits, split_rule),
         *_failures_section(failures, _source_noun(stats)),
         *_rubric_section(stats),
-        *_leakage_section(stats, leakage),
+        *_leakage_section(stats, leakage, config.get("leakage_action"), comparison),
         *_usage_section(usage),
         *_loading_section(formats),
         *_config_section(config),
@@ -638,11 +674,13 @@ def card_data(
     splits: Mapping[str, int] | None = None,
     failures: Sequence[BuildFailure] = (),
     split_rule: Mapping[str, Any] | None = None,
+    comparison: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """Everything ``card.json`` holds."""
+    """Everything ``card.json`` holds (``leakage_comparison`` only when compared)."""
+    extra = {"leakage_comparison": [dict(r) for r in comparison]} if comparison else {}
     return {
         "papergym_version": __version__,
-        "stats": card_stats(instances, drops),
+        "stats": _with_action(card_stats(instances, drops), instances, drops, config),
         "splits": dict(splits) if splits else None,
         "split_rule": dict(split_rule) if split_rule else None,
         "usage": None if usage is None else usage_stats(usage, len(instances)),
@@ -652,6 +690,7 @@ def card_data(
         "builder_note": builder_note,
         "config": dict(config),
         "failed": [f.model_dump() for f in failures],
+        **extra,
     }
 
 
@@ -668,6 +707,7 @@ def write_card(
     splits: Mapping[str, int] | None = None,
     failures: Sequence[BuildFailure] = (),
     split_rule: Mapping[str, Any] | None = None,
+    comparison: Sequence[dict[str, Any]] = (),
 ) -> None:
     """Write ``card.md`` and ``card.json`` into ``out_dir``.
 
@@ -689,6 +729,7 @@ def write_card(
             splits=splits,
             failures=failures,
             split_rule=split_rule,
+            comparison=comparison,
         )
     )
     text = render_card(
@@ -701,6 +742,7 @@ def write_card(
         splits=splits,
         failures=[BuildFailure.model_validate(f) for f in data["failed"]],
         split_rule=data["split_rule"],
+        comparison=data.get("leakage_comparison") or (),
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "card.md").write_text(text, encoding="utf-8")

@@ -97,8 +97,17 @@ def split_instances(
 
 
 def rubric_dict(rubric: Rubric) -> dict[str, Any]:
-    """The whole rubric as plain JSON data; ``Rubric.model_validate`` reads it back exactly."""
-    return rubric.model_dump(mode="json")
+    """The whole rubric as plain JSON data; ``Rubric.model_validate`` reads it back exactly.
+
+    The leakage action's records (``leaked_out``, a criterion's ``replaces``) appear only when
+    set, so a rubric the action did not touch exports as it did before they existed."""
+    data = rubric.model_dump(mode="json")
+    if not rubric.leaked_out:
+        del data["leaked_out"]
+    for criterion in data["specific"]:
+        if criterion.get("replaces") is None:
+            criterion.pop("replaces", None)
+    return data
 
 
 def to_json(data: Any) -> str:

@@ -24,7 +24,7 @@ and ``datasets`` are slow to import.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -315,6 +315,7 @@ def run_export(
     on_warning: Callable[[str], None] | None = None,
     config_yaml: str | None = None,
     missing_note: Callable[[Path], str | None] | None = None,
+    compare_leakage: Sequence[Path] = (),
 ) -> list[ExportResult]:
     """Read the build folder and write every format with its card (the command, minus printing)
     and, when given, the resolved configuration (``config_yaml``) as config.yaml.
@@ -322,10 +323,12 @@ def run_export(
     ``on_warning`` is told of what is exported but not as it was found (repeated instances);
     ``missing_note`` explains a folder without instances.jsonl (see :func:`read_instances`).
     ``date_split`` splits by the papers' dates instead of ``test_fraction``'s hash.
+    ``compare_leakage``: ``papergym audit`` output folders whose rates the card sets beside ours.
     Bad input (the folder, its files, the split, an undated paper the date rule refuses, a
     target holding other files) is a
     :class:`~papergym.errors.BadInputError`, raised before anything is written."""
     from papergym.export.card import write_card
+    from papergym.export.leakage_card import read_comparison
 
     check_split(test_fraction)
     instances = read_instances(build_dir, on_warning, missing_note)
@@ -338,6 +341,7 @@ def run_export(
     drops = read_drops(build_dir)
     usage, leakage, config = read_usage(build_dir), read_leakage(build_dir), read_config(build_dir)
     builder_note = read_builder_note(build_dir)
+    comparison = read_comparison(compare_leakage)
     targets = {name: out_dir_for(build_dir, out, name, len(formats) > 1) for name in formats}
     for target in targets.values():  # every target checked before anything is written
         check_target(target)
@@ -365,6 +369,7 @@ def run_export(
             formats=[name],
             splits=result.rows,
             split_rule=split_rule,
+            comparison=comparison,
         )
         if config_yaml is not None:
             write_text_atomic(target / CONFIG_FILE, config_yaml)

@@ -11,7 +11,8 @@ repair) and answers from the paper text inside it, the way an extractive model w
 * question: background sentences and a request for a plan (never the method or experiments);
 * reference: the method and experiment material without numbers; its repair drops numbers;
 * rubric: one "The plan ..." criterion per reference sentence (R_A), task-specific checks built
-  from the question's key terms (R_Q); merge: the first candidates; leakage judge: not inferable.
+  from the question's key terms (R_Q); merge: the first candidates; leakage judge: inferable when
+  half a criterion's key terms are in the question (the scripted judge's rule for "met").
 
 The rubric judge's prompts are answered first, by :mod:`papergym.fakellm.plausible_judge` (one
 verdict per listed criterion, whatever the graded text quotes); the ARES, reviewer and writer
@@ -29,7 +30,7 @@ import re
 from typing import Any, cast
 
 from papergym.fakellm.completions import JSONDict, extract_schema, user_texts
-from papergym.fakellm.plausible_judge import judge_answer
+from papergym.fakellm.plausible_judge import STEM, judge_answer, key_terms, stems
 from papergym.fakellm.plausible_tasks import task_answer
 from papergym.fakellm.schema import sample_from_schema
 from papergym.records import RUBRIC_SIZE  # the criteria the rubric prompts ask for
@@ -220,11 +221,24 @@ def _merge(text: str) -> JSONDict:
 
 
 def _leakage(text: str) -> JSONDict:
+    """Inferable when at least half of a criterion's key terms are in the question: the rule
+    the scripted rubric judge uses for "met", so exactly the criteria a plan that restates the
+    question would meet are the ones flagged (the build's remove/replace is then testable)."""
     count = int(re.search(r"Criteria \((\d+)\)", text).group(1))  # type: ignore[union-attr]
-    reason = "The question states the problem, not this element of the solution."
-    verdicts = [
-        {"criterion_id": i, "reason": reason, "inferable": False} for i in range(1, count + 1)
-    ]
+    question = re.search(r"Question:\n<<<\n(.*?)\n>>>", text, flags=re.DOTALL)
+    terms = stems(question.group(1)) if question else set()
+    listed = dict(re.findall(r"^(\d+)\. (.*)$", text.split(f"Criteria ({count}):", 1)[1], re.M))
+    verdicts = []
+    for number in range(1, count + 1):
+        wanted = key_terms(listed.get(str(number), ""))
+        present = [t for t in wanted if t[:STEM] in terms]
+        inferable = bool(wanted) and 2 * len(present) >= len(wanted)
+        reason = (
+            f"The question already names {', '.join(present[:4])}."
+            if inferable
+            else "The question states the problem, not this element of the solution."
+        )
+        verdicts.append({"criterion_id": number, "reason": reason, "inferable": inferable})
     return {"verdicts": verdicts}
 
 

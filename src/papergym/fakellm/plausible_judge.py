@@ -70,7 +70,7 @@ def judge_answer(request: dict[str, Any]) -> JSONDict | None:
     count = int(found.group(1)) if found else 0
     criteria, graded = listed_criteria(prompt, count)
     noun = "plan" if prompt.startswith(JUDGE_OPENINGS[0]) else "answer"
-    terms = _stems(graded)
+    terms = stems(graded)
     return {
         "verdicts": [
             _quoted(_verdict(number, criteria.get(number, ""), terms, noun), criteria, graded)
@@ -182,7 +182,7 @@ def _quote(criterion: str, graded: str) -> str | None:
     is not met either)."""
     wanted = {t[:STEM] for t in key_terms(criterion.removeprefix(PITFALL_TAG))}
     for found in _SPAN.finditer(graded):
-        if wanted & _stems(found.group()):
+        if wanted & stems(found.group()):
             return found.group().strip()
     return None
 
@@ -194,5 +194,6 @@ def key_terms(text: str) -> list[str]:
     return list(dict.fromkeys(kept))
 
 
-def _stems(text: str) -> set[str]:
+def stems(text: str) -> set[str]:
+    """The word stems of ``text`` the scripted judges compare key terms with."""
     return {w.lower()[:STEM] for w in _WORD.findall(text) if len(w) >= STEM}

@@ -41,6 +41,9 @@ class PaperDraft(BaseModel):
     rubric: Rubric | None = None
     # Per specific criterion, the leakage judge's verdicts (LLM builds with the judge on).
     leakage: tuple[tuple[LeakageVerdict, ...], ...] | None = None
+    # Per reserve candidate (:func:`papergym.recipes.pipeline.reserve`), the same judge call's
+    # verdicts: what build.leakage.action replace may put in a leaked criterion's place.
+    reserve_leakage: tuple[tuple[LeakageVerdict, ...], ...] | None = None
     instance: Instance | None = None
 
     def need_stages(self) -> Stages:

@@ -33,6 +33,7 @@ from papergym.jsonl import write_text_atomic
 from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.llm.identity import backend_identity, local_model_identity
 from papergym.llm.types import Role
+from papergym.recipes.settings import LeakageAction
 from papergym.records import BuilderName, RecipeName
 from papergym.runfolder import (
     RunRecord,
@@ -64,6 +65,8 @@ class BuildSettings(BaseModel):
     max_unit_words: int = 1200
     paper_concurrency: int = 16
     leakage_judge: bool = True  # LLM builds: SPEC §2 step 9 verdict per criterion, one call each
+    leakage_action: LeakageAction = "replace"  # what the judge's "leaked" does (build.leakage)
+    leakage_min_criteria: int = 5
     models: dict[str, str] = {}  # role → "backend:model", so a different model is a different build
     endpoints: dict[str, str] = {}  # role → where that model is served (:func:`served_by`)
     papergym_version: str = __version__
@@ -85,6 +88,9 @@ class BuildSettings(BaseModel):
         }
         if self.builder == "llm":
             identity["leakage_judge"] = self.leakage_judge
+            if self.leakage_judge:
+                identity["leakage_action"] = self.leakage_action
+                identity["leakage_min_criteria"] = self.leakage_min_criteria
         return {key: value for key, value in identity.items() if key not in without}
 
 

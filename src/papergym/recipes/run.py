@@ -61,6 +61,8 @@ def build_papers(
         chosen,
         llm,
         leakage_judge=section.leakage_judge,
+        leakage_action=section.leakage.action,
+        leakage_min_criteria=section.leakage.min_criteria,
         limit=section.limit,
         paper_concurrency=section.paper_concurrency,
         max_unit_words=section.max_unit_words,

@@ -51,7 +51,7 @@ from papergym.recipes.output import check_output as check_output
 from papergym.recipes.output import prepare_output as prepare_output
 from papergym.recipes.output import settings_for as settings_for
 from papergym.recipes.output import start_output as start_output
-from papergym.recipes.pipeline import recipe_steps
+from papergym.recipes.pipeline import LeakagePolicy, recipe_steps
 from papergym.recipes.reading import SourceReader
 from papergym.recipes.steps import (
     ProgressHook,
@@ -222,6 +222,7 @@ class Builder:
             self.settings.builder,
             self.llm,
             leakage_judge=self.settings.leakage_judge,
+            leakage=LeakagePolicy(self.settings.leakage_action, self.settings.leakage_min_criteria),
             max_unit_words=self.settings.max_unit_words,
         )
 

@@ -8,6 +8,25 @@ from pydantic import Field
 
 from papergym.configbase import ConfigSection
 
+LeakageAction = Literal["keep", "remove", "replace"]
+"""What a build does with a criterion the leakage judge finds inferable from the question."""
+
+
+class LeakageSection(ConfigSection):
+    """``build.leakage``: what the LLM build does with the leakage judge's verdicts (SPEC §2
+    steps 8-9; :func:`papergym.recipes.leakage_action.act_on_leakage`)."""
+
+    action: LeakageAction = "replace"
+    """keep: record the verdicts only; remove: take leaked criteria out of the rubric; replace:
+    put in their place the first unused candidate of the merge that the judge did not flag
+    (judged in the same call), removing when there is none. Default replace: SPEC §2 step 8
+    repairs such criteria, and replacing keeps the rubric at 10 criteria where removal would
+    shrink it. Needs the leakage judge (build.leakage_judge)."""
+    min_criteria: int = Field(5, ge=1)
+    """Fewest specific criteria an instance may keep after the action; with fewer it is
+    dropped, with the reason. A rubric of a handful of criteria grades too coarsely to train
+    on; 5 is half the paper's 10."""
+
 
 class BuildSection(ConfigSection):
     """``papergym build``: papers → instances."""
@@ -26,6 +45,8 @@ class BuildSection(ConfigSection):
     leakage_judge: bool = True
     """With the LLM builder, ask the judge role, per instance, which criteria can be inferred
     from the question alone (--leakage-judge/--no-leakage-judge)."""
+    leakage: LeakageSection = LeakageSection()
+    """What the LLM build does with a criterion the leakage judge flags."""
     paper_concurrency: int = Field(16, ge=1)
     """Papers processed at once (LLM calls are bounded separately by each endpoint's
     max_concurrency). Not used by --recipe ares: documents in flight there are
