@@ -84,7 +84,7 @@ def holistic_answer(prompt: str) -> JSONDict:
     reference = re.search(_BLOCK.format(label="Reference answer"), prompt, re.DOTALL)
     answer = re.search(_BLOCK.format(label="Answer to grade") + r"\s*\Z", prompt, re.DOTALL)
     wanted = key_terms(reference.group(1)) if reference else []
-    found = _stems(answer.group(1)) if answer else set()
+    found = stems(answer.group(1)) if answer else set()
     share = sum(t[:STEM] in found for t in wanted) / len(wanted) if wanted else 0.0
     return {
         "reason": f"The answer holds {share:.0%} of the reference's key terms.",
@@ -97,7 +97,7 @@ def graded_answer(prompt: str) -> JSONDict:
     found = _COUNT.search(prompt)
     count = int(found.group(1)) if found else 0
     criteria, graded = listed_criteria(prompt, count)
-    terms = _stems(graded)
+    terms = stems(graded)
     verdicts = []
     for number in range(1, count + 1):
         criterion = criteria.get(number, "")
