@@ -38,7 +38,7 @@ from papergym.recipes.criteria import (
     select_criteria,
 )
 from papergym.recipes.general import GENERAL_CRITERIA
-from papergym.recipes.goal import goal_strength, without_lead
+from papergym.recipes.goal import is_goal_sentence, without_lead
 from papergym.recipes.sections import (
     SCORE_DIGITS,
     Vectors,
@@ -306,29 +306,25 @@ def _opening_context(
     return opening or [c for c in fallback if not ANAPHORA.match(c.text)][:2]
 
 
-def _goal_candidates(sections: Sequence[Section], terms: set[str]) -> list[tuple[int, _Candidate]]:
-    """(strength, sentence) of every goal sentence of the abstract and introduction, in order."""
-    found: list[tuple[int, _Candidate]] = []
+def _goal_candidates(sections: Sequence[Section], terms: set[str]) -> list[_Candidate]:
+    """Every goal sentence of the abstract and introduction, in order."""
+    found: list[_Candidate] = []
     for index, section in enumerate(sections):
         for offset, sentence in enumerate(prose_sentences(section.text)):
-            strength = goal_strength(sentence, terms)
-            text = clean_markers(sentence) if strength else None
+            text = clean_markers(sentence) if is_goal_sentence(sentence, terms) else None
             if text:
-                found.append((strength, _Candidate(text, index * 10_000 + offset, section.heading)))
+                found.append(_Candidate(text, index * 10_000 + offset, section.heading))
     return found
 
 
 def _goal(
-    candidates: list[tuple[int, _Candidate]], table: _Table, hidden: list[_Candidate]
+    candidates: list[_Candidate], table: _Table, hidden: list[_Candidate]
 ) -> list[_Candidate]:
-    """Up to two sentences of the strongest kind found (aims before proposals), abstract first;
-    none that restates an answer-side sentence or repeats one already taken."""
-    visible = {c.text for c in table.hide([c for _, c in candidates], hidden)}
-    usable = [(strength, c) for strength, c in candidates if c.text in visible]
-    best = max((strength for strength, _ in usable), default=0)
+    """Up to two goal sentences, abstract first; none that restates an answer-side sentence or
+    repeats one already taken."""
     goal: list[_Candidate] = []
-    for strength, candidate in usable:
-        if strength == best and not any(table.duplicate(candidate, g) for g in goal):
+    for candidate in table.hide(candidates, hidden):
+        if not any(table.duplicate(candidate, g) for g in goal):
             goal.append(candidate)
     return goal[: MAX_SENTENCES["research_goal"]]
 
@@ -353,10 +349,8 @@ def extract_stages(paper: Paper) -> Stages:
     fallback_pool = _candidates(assigned["research_goal"][:1], {}, context)
     goal_pool = _goal_candidates(assigned["research_goal"], terms)
     everything = [
-        c.text
-        for pool in (*pools.values(), abstract_pool, intro_pool, fallback_pool)
-        for c in pool
-    ] + [c.text for _, c in goal_pool]
+        c.text for pool in (*pools.values(), abstract_pool, intro_pool, fallback_pool) for c in pool
+    ] + [c.text for c in goal_pool]
     table = _Table(
         dict(zip(everything, cached_vectors(everything), strict=True)) if everything else {}
     )
@@ -372,12 +366,15 @@ def extract_stages(paper: Paper) -> Stages:
         chosen[name] = [pool[i] for i in picked]
     # Question-side stages must not reveal what the answer-side stages say.
     hidden = chosen["solution"] + chosen["experiment"]
-    chosen["research_goal"] = _goal(goal_pool, table, hidden) or _opening_context(
-        table.hide(abstract_pool, hidden),
-        table.hide(intro_pool, hidden),
-        table.hide(fallback_pool, hidden),
-        table,
-    )[: MAX_SENTENCES["research_goal"]]
+    chosen["research_goal"] = (
+        _goal(goal_pool, table, hidden)
+        or _opening_context(
+            table.hide(abstract_pool, hidden),
+            table.hide(intro_pool, hidden),
+            table.hide(fallback_pool, hidden),
+            table,
+        )[: MAX_SENTENCES["research_goal"]]
+    )
     background = [
         c
         for c in table.hide(pools["background"], hidden)
@@ -400,8 +397,7 @@ def _stages(paper: Paper, chosen: dict[StageName, list[_Candidate]]) -> Stages:
         solution=" ".join(c.text for c in chosen["solution"]),
         experiment=" ".join(c.text for c in chosen["experiment"]),
         sources={
-            name: tuple(dict.fromkeys(c.source for c in chosen[name]))
-            for name in STAGE_NAMES
+            name: tuple(dict.fromkeys(c.source for c in chosen[name])) for name in STAGE_NAMES
         },
         discipline=domain_of(f"{paper.title}. {paper.abstract}"),
     )
@@ -466,7 +462,7 @@ def _question(spec: RecipeSpec, sentences: dict[StageName, list[str]]) -> str:
     abstract's opening context (no aim sentence found) reads as context, with no lead.
     """
     goal = [without_lead(s) for s in sentences["research_goal"]]
-    stated = bool(goal) and goal_strength(goal[0], set()) > 0
+    stated = bool(goal) and is_goal_sentence(goal[0], set())
     context = [
         s
         for name in spec.question_stages

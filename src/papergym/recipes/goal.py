@@ -3,9 +3,11 @@
 Abstracts and introductions say what a paper sets out to do in recognisable words: "we aim
 to", "our goal is", "in this paper we study/address/investigate", "this work asks whether".
 Such sentences are the goal stage (SPEC §2 step 3: what the paper sets out to achieve and why).
-"We propose/introduce/present ..." also states an aim, but usually by naming the solution, so it
-ranks below them. Sentences with numbers, notation, findings or figure talk are never goals, and
-neither is one that names the paper's own method (the question is written from the goal).
+"We propose/introduce/present ..." states the solution rather than the aim, and the question is
+written from the goal, so such a sentence is never a goal (not even with "in this paper" before
+it); nor is a sentence with numbers, notation, findings, layout talk, or the paper's own names.
+A paper that states no aim in those words gets its opening context as the goal (the builder's
+fallback).
 
 These are pure rules on one sentence; choosing among candidates is the builder's
 (:func:`papergym.recipes.extractive.extract_stages`).
@@ -18,7 +20,9 @@ import re
 from papergym.recipes.sections import mentions_term
 from papergym.recipes.text import has_numeric_result, has_result_claim, is_mathy
 
-_SELF = r"(?:we|this (?:paper|work|article|study|thesis|letter|note)|the present (?:paper|work|study))"
+_SELF = (
+    r"(?:we|this (?:paper|work|article|study|thesis|letter|note)|the present (?:paper|work|study))"
+)
 _AIM = re.compile(
     r"\b(?:aim(?:s|ed)? (?:to|at)|seeks? to|sets? out to|(?:our|the) (?:main |primary |central )?"
     r"(?:goal|aim|objective|purpose)s? (?:is|are|of|here)|the question (?:of|we)|"
@@ -28,8 +32,8 @@ _AIM = re.compile(
     re.IGNORECASE,
 )
 _PROPOSAL = re.compile(
-    rf"\b{_SELF} (?:\w+ )?(?:propose|proposes|introduce|introduces|present|presents|develop|"
-    r"develops)\b",
+    rf"\b(?:propos(?:e|es|ed)|introduc(?:e|es|ed))\b|\b(?:{_SELF}|and) (?:\w+ )?"
+    r"(?:present|presents|develop|develops)\b",
     re.IGNORECASE,
 )
 _LAYOUT = re.compile(
@@ -40,29 +44,22 @@ _LEAD = re.compile(
     r"Thus|Hence|To this end|In particular),|Here,?)\s+",
     re.IGNORECASE,
 )
-AIM, PROPOSAL = 2, 1
-"""How strongly a sentence states the goal: an aim in so many words, or a proposal."""
 
 
-def goal_strength(sentence: str, terms: set[str]) -> int:
-    """:data:`AIM`, :data:`PROPOSAL` or 0 (not a goal sentence) for one sentence.
+def is_goal_sentence(sentence: str, terms: set[str]) -> bool:
+    """Whether ``sentence`` states the paper's aim without giving its solution away.
 
     ``terms`` are the names the paper gives its own contribution: a sentence naming one states
     the solution, which the question (written from the goal) must not see.
     """
-    if (
-        has_numeric_result(sentence)
+    return bool(_AIM.search(sentence)) and not (
+        _PROPOSAL.search(sentence)
+        or has_numeric_result(sentence)
         or is_mathy(sentence)
         or has_result_claim(sentence)
         or _LAYOUT.search(sentence)
         or mentions_term(sentence, terms)
-    ):
-        return 0
-    if _AIM.search(sentence):
-        return AIM
-    if _PROPOSAL.search(sentence):
-        return PROPOSAL
-    return 0
+    )
 
 
 def without_lead(sentence: str) -> str:

@@ -221,9 +221,7 @@ class LLMRecipe:
         assert result.parsed is not None
         return result.parsed
 
-    async def _reduce(
-        self, paper: Paper, stage: StageName, notes: list[str]
-    ) -> StageText | Reject:
+    async def _reduce(self, paper: Paper, stage: StageName, notes: list[str]) -> StageText | Reject:
         """One stage's merged text; the goal's answer also names discipline and sub-field."""
         listed = "\n".join(f"- {note}" for note in notes)
         goal = stage == "research_goal"
