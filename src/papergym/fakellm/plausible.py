@@ -8,7 +8,7 @@ repair) and answers from the paper text inside it, the way an extractive model w
 * extract: sentences of the excerpt sorted into research goal (the abstract's aim sentences),
   background, solution and experiment by the section heading and by cue words;
 * reduce: the notes' distinct sentences; the goal's also names a discipline (by cue words) and
-  a sub-field (the paper title);
+  a sub-field (the paper title, after any "Name:" prefix);
 * question: background sentences and a request for a plan (never the method or experiments);
 * reference: the method and experiment material without numbers; its repair drops numbers;
 * rubric: one "The plan ..." criterion per reference sentence (R_A), task-specific checks built
@@ -60,7 +60,7 @@ _RESULT_CUES = re.compile(
     r"\b(outperform\w*|match(es|ed)?|improv(es|ed)|achiev\w*|surpass\w*|beats?)\b", re.IGNORECASE
 )
 _AIM_CUES = re.compile(
-    r"\b(we (aim|seek|address|study|investigate|ask|propose|introduce|present)|our goal|"
+    r"\b(we (aim|seek|address|study|investigate|ask)|our goal|"
     r"the goal of|in this (paper|work))\b",
     re.IGNORECASE,
 )
@@ -175,7 +175,7 @@ def _reduce(text: str) -> JSONDict:
         return {
             "text": notes[0] if notes else "",
             "discipline": next(found, "computer science"),
-            "subfield": title.split(":")[0].strip(),
+            "subfield": title.split(":")[-1].strip(),
         }
     seen: set[str] = set()
     kept: list[str] = []
