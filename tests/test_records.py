@@ -7,7 +7,16 @@ from pydantic import ValidationError
 
 from papergym.errors import BadInputError
 from papergym.jsonl import append_jsonl, read_jsonl, write_jsonl
-from papergym.records import Criterion, Instance, Paper, PaperMeta, Rubric, Section, Verdict
+from papergym.records import (
+    Criterion,
+    Instance,
+    Paper,
+    PaperMeta,
+    Rubric,
+    Section,
+    Stages,
+    Verdict,
+)
 
 
 def make_paper(text: str = "Body text here.", source: str = "a") -> Paper:
@@ -141,3 +150,28 @@ def test_an_instance_can_come_from_a_plain_document() -> None:
     assert Instance.model_validate_json(doc.model_dump_json()) == doc
     with pytest.raises(ValidationError, match="source_kind"):
         Instance.model_validate({**doc.model_dump(), "source_kind": "tweet"})
+
+
+OLD_STAGES_LINE = (
+    '{"paper_id": "p1", "builder": "llm", "field": "Machine learning: efficient attention.", '
+    '"background": "Attention is quadratic.", "solution": "A router.", '
+    '"experiment": "Dense baselines.", "sources": {"field": ["Abstract"]}}'
+)
+
+
+def test_stages_written_with_the_old_field_stage_load_as_legacy(tmp_path: Path) -> None:
+    path = tmp_path / "stages.jsonl"
+    path.write_text(OLD_STAGES_LINE + "\n", encoding="utf-8")
+    (old,) = read_jsonl(path, Stages)
+    # the old field text is kept as what it was, never taken for a goal
+    assert old.legacy and old.legacy_field == "Machine learning: efficient attention."
+    assert old.research_goal == "" and old.background == "Attention is quadratic."
+    write_jsonl(tmp_path / "again.jsonl", [old])
+    assert read_jsonl(tmp_path / "again.jsonl", Stages) == [old]  # and it stays legacy
+    new = Stages(
+        paper_id="p", builder="llm", research_goal="G.", background="B.", solution="S.",
+        experiment="E.",
+    )  # fmt: skip
+    assert not new.legacy and new.discipline == "" and new.subfield == ""
+    with pytest.raises(ValidationError, match="field"):  # both at once is not a legacy file
+        Stages.model_validate({**new.model_dump(), "field": "x"})

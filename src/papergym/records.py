@@ -11,7 +11,7 @@ import json
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, computed_field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, computed_field, model_validator
 
 
 class Record(BaseModel):
@@ -102,8 +102,11 @@ class Paper(Record):
 
 # --- build records: paper → stages → instance ------------------------------------------------
 
-StageName = Literal["field", "background", "solution", "experiment"]
-STAGE_NAMES: tuple[StageName, ...] = ("field", "background", "solution", "experiment")
+StageName = Literal["research_goal", "background", "solution", "experiment"]
+STAGE_NAMES: tuple[StageName, ...] = ("research_goal", "background", "solution", "experiment")
+LEGACY_STAGE_NAMES: tuple[str, ...] = ("field", "background", "solution", "experiment")
+"""The stage set of builds before the goal stage (SPEC §2 once said "field" where it meant the
+goal): a build folder recorded with it is refused rather than resumed with the new set."""
 RecipeName = Literal["papergym", "innov", "design", "ares"]
 BuilderName = Literal["llm", "extractive"]
 
@@ -113,7 +116,9 @@ class Stages(Record):
 
     paper_id: str
     builder: BuilderName
-    field: str = Field(description="Discipline, sub-field and direction (1-3 sentences).")
+    research_goal: str = Field(
+        description="What the paper sets out to achieve and why (1-3 sentences)."
+    )
     background: str = Field(
         description="Overview, prior work and open gaps; no solution, no results."
     )
@@ -124,6 +129,29 @@ class Stages(Record):
     sources: dict[str, tuple[str, ...]] = Field(
         default_factory=dict, description="Per stage, the section headings its text came from."
     )
+    discipline: str = Field(default="", description="Broad discipline (metadata, not a stage).")
+    subfield: str = Field(default="", description="Sub-field (metadata, not a stage).")
+    legacy_field: str | None = Field(
+        default=None,
+        description="The 'field' stage of a file written before the goal stage existed "
+        "(discipline, sub-field and direction); such stages have no goal. None otherwise.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_legacy(cls, data: Any) -> Any:
+        """A stages file of the old stage set (``field``, no goal) reads with an empty goal and
+        its field text kept as :attr:`legacy_field`: loaded, never taken for a goal."""
+        if isinstance(data, dict) and "field" in data and "research_goal" not in data:
+            field = str(data["field"])
+            data = {k: v for k, v in data.items() if k != "field"}
+            data.update(research_goal="", legacy_field=field)
+        return data
+
+    @property
+    def legacy(self) -> bool:
+        """Whether these stages were written with the old stage set (no goal extracted)."""
+        return self.legacy_field is not None
 
 
 class LeakageVerdict(Record):
@@ -268,7 +296,12 @@ class Instance(Record):
     builder: BuilderName
     paper_id: str = Field(description="Content id of the source (a paper's or a document's).")
     title: str = ""
-    domain: str = Field(default="", description="Research field, as the field stage states it.")
+    domain: str = Field(
+        default="", description="Broad discipline (computer science, physics, ...); metadata."
+    )
+    subfield: str = Field(
+        default="", description="Sub-field within the discipline, when the build names one."
+    )
     arxiv_id: str | None = None
     date: str | None = Field(
         default=None,

@@ -143,7 +143,7 @@ def test_stage_evidence_must_match_the_schema_sent(answer: str) -> None:
     with pytest.raises(StructuredOutputError) as caught:
         parse_structured(answer, StageEvidence)
     expected = (
-        "GARBAGE_FIELD: Extra field" if "GARBAGE" in answer else "research_field: Field required"
+        "GARBAGE_FIELD: Extra field" if "GARBAGE" in answer else "research_goal: Field required"
     )
     assert expected in str(caught.value)
 
@@ -173,7 +173,7 @@ def test_answer_failing_the_schema_is_repaired_and_never_cached(
             await llm.call("extractor", ASK, schema=StageEvidence)
         assert len(cache) == 0
         repair = server.requests[1]["messages"][-1]["content"]
-        assert ("GARBAGE_FIELD" if bad else "research_field: Field required") in repair
+        assert ("GARBAGE_FIELD" if bad else "research_goal: Field required") in repair
         # A re-run asks the endpoint again, and a valid answer is what gets cached.
         server.default = Behaviour()
         result = await llm.call("extractor", ASK, schema=StageEvidence)
@@ -201,7 +201,7 @@ def test_invalid_answer_cached_by_an_older_version_is_asked_again(
         )
         cache.put(key, Completion(text="{}", finish_reason="stop", model="m"))
         result = await llm.call("extractor", ASK, schema=StageEvidence)
-        assert not result.cached and result.parsed is not None and result.parsed.research_field
+        assert not result.cached and result.parsed is not None and result.parsed.research_goal
         replaced = cache.get(key)
         assert replaced is not None and replaced.text == result.text
         await llm.aclose()

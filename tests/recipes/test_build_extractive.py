@@ -31,7 +31,7 @@ from papergym.recipes.text import (
     prose_sentences,
     split_sentences,
 )
-from papergym.records import Drop, Instance, Paper, PaperMeta, Section, Stages
+from papergym.records import STAGE_NAMES, Drop, Instance, Paper, PaperMeta, Section, Stages
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -152,7 +152,7 @@ def test_assign_sections_cs_paper() -> None:
     ]
     assert headings(stages["solution"]) == ["Method", "Architecture", "Routing"]
     assert headings(stages["experiment"]) == ["Experiments", "Ablation"]
-    assert headings(stages["field"]) == ["Abstract", "Introduction"]
+    assert headings(stages["research_goal"]) == ["Abstract", "Introduction"]
 
 
 def test_assign_sections_physics_paper() -> None:
@@ -347,14 +347,14 @@ def test_extract_stages_selects_sentences_by_stage(
     assert stages.sources["solution"] == ("Method",)
     assert stages.sources["experiment"] == ("Experiments",)
     assert "quadratically" in stages.background or "remains unclear" in stages.background
-    assert "BlockRoute" not in stages.field + stages.background  # the paper's name stays out
-    assert "We propose" not in stages.field + stages.background
-    for name in ("field", "background", "solution", "experiment"):
+    assert "BlockRoute" not in stages.research_goal + stages.background  # the name stays out
+    assert "We propose" not in stages.background
+    for name in STAGE_NAMES:
         text = getattr(stages, name)
         assert text, name
         assert not any(has_numeric_result(s) for s in split_sentences(text)), name
     assert "12.4" not in stages.experiment and "3.1x" not in stages.experiment
-    assert 1 <= len(split_sentences(stages.field)) <= 3
+    assert 1 <= len(split_sentences(stages.research_goal)) <= 2
 
 
 def test_build_instance_papergym(
@@ -427,7 +427,7 @@ def test_recipes_route_stages() -> None:
     assert recipe("papergym").answer_stages == ("solution", "experiment")
     assert recipe("innov").dimensions == ("method",)
     assert recipe("design").given_stages == ("solution",)
-    assert recipe("design").required_stages == ("field", "background", "solution", "experiment")
+    assert recipe("design").required_stages == STAGE_NAMES
     with pytest.raises(BadInputError, match="unknown recipe"):
         recipe("ares")
 
@@ -514,7 +514,7 @@ def test_real_papers_stage_text_round_trips(
         cleaned = {c for c in map(clean_markers, raw) if c}
         # a tidied sentence may end a footnote's bracket differently and split in two
         known = raw | cleaned | {part for c in cleaned for part in split_sentences(c)}
-        for name in ("field", "background", "solution", "experiment"):
+        for name in STAGE_NAMES:
             assert set(split_sentences(getattr(stages, name))) <= known, (paper.title, name)
 
 

@@ -76,7 +76,7 @@ def draft(leaked: Sequence[bool], spare_leaked: Sequence[bool | None] = ()) -> P
     )
     return PaperDraft(
         paper=paper,
-        stages=Stages(paper_id=paper.id, builder="llm", field="f", background="b",
+        stages=Stages(paper_id=paper.id, builder="llm", research_goal="g", background="b",
                       solution="s", experiment="e"),
         question="Attention is quadratic in length; how could long documents be handled?",
         reference="R.",

@@ -51,6 +51,10 @@ def test_llm_build_end_to_end_over_http(server: FakeOpenAIServer, tmp_path: Path
     assert summary["instances"] == 1 and summary["drops"] == []
     [instance] = read_jsonl(out / "instances.jsonl", Instance)
     assert instance.builder == "llm" and instance.recipe == "papergym"
+    # discipline and sub-field come from the goal's reduce call, as metadata beside the goal
+    assert instance.domain and instance.subfield
+    stages = json.loads(next((out / "papers").iterdir()).joinpath("stages.json").read_text())
+    assert stages["research_goal"] and "field" not in stages
     assert len(instance.rubric.specific) == 10
     assert [c.rank for c in instance.rubric.specific] == list(range(1, 11))
     assert {c.origin for c in instance.rubric.specific} <= {"answer", "question"}

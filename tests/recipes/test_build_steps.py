@@ -52,7 +52,7 @@ class ToyRecipe:
         stages = Stages(
             paper_id=draft.paper.id,
             builder="extractive",
-            field=text,
+            research_goal=text,
             background=text,
             solution=text,
             experiment=text,

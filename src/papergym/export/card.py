@@ -27,8 +27,8 @@ where they occur, so a paper build's card reads as before they existed."""
 LEAKAGE_METHODS: tuple[str, ...] = ("judge", "overlap")
 
 RECIPE_TEXT: dict[str, str] = {
-    "papergym": "research-plan tasks. The question is written from the paper's field and "
-    "background only; the reference answer and the rubric come from its method and experiments, "
+    "papergym": "research-plan tasks. The question is written from the paper's research "
+    "goal and background only; the reference answer and the rubric come from its method and experiments, "
     "so the criteria cannot be read off the question.",
     "innov": "the Innov benchmark. The question comes from the paper's goal and background; the "
     "reference answer and the criteria come from its method only.",
@@ -42,7 +42,7 @@ RECIPE_TEXT: dict[str, str] = {
 }
 BUILDER_TEXT: dict[str, str] = {
     "llm": "written by language models following the PaperGym pipeline: per-section extraction, "
-    "per-stage merge, a question from field and background, a reference answer from method and "
+    "per-stage merge, a question from research goal and background, a reference answer from method and "
     "experiments, and two candidate rubrics merged by selection and ranked.",
     "extractive": "**a baseline, not a written dataset.** The extractive builder uses no language "
     "model: the question, the reference answer and every criterion are sentences *selected* "

@@ -5,9 +5,10 @@ generic, questions empty of meaning, and a build yields no instance. This respon
 each build prompt (by its wording; the JSON schema alone does not tell the reference from its
 repair) and answers from the paper text inside it, the way an extractive model would:
 
-* extract: sentences of the excerpt sorted into field, background, solution and experiment by
-  the section heading and by cue words;
-* reduce: the notes' distinct sentences;
+* extract: sentences of the excerpt sorted into research goal (the abstract's aim sentences),
+  background, solution and experiment by the section heading and by cue words;
+* reduce: the notes' distinct sentences; the goal's also names a discipline (by cue words) and
+  a sub-field (the paper title, after any "Name:" prefix);
 * question: background sentences and a request for a plan (never the method or experiments);
 * reference: the method and experiment material without numbers; its repair drops numbers;
 * rubric: one "The plan ..." criterion per reference sentence (R_A), task-specific checks built
@@ -59,6 +60,15 @@ _PRIOR_WORK_CUES = re.compile(
 _RESULT_CUES = re.compile(
     r"\b(outperform\w*|match(es|ed)?|improv(es|ed)|achiev\w*|surpass\w*|beats?)\b", re.IGNORECASE
 )
+_AIM_CUES = re.compile(
+    r"\b(we (aim|seek|address|study|investigate|ask)|our goal|"
+    r"the goal of|in this (paper|work))\b",
+    re.IGNORECASE,
+)
+_DISCIPLINE_CUES = (
+    (re.compile(r"\b(quantum|galax\w*|stars?|particles?|cosmolog\w*|plasma|spin)\b", re.I), "physics"),
+    (re.compile(r"\b(market\w*|prices?|labou?r|firms?|households?|policy|econom\w*)\b", re.I), "economics"),
+)  # fmt: skip
 _HEADING_STAGES = (
     (re.compile(r"intro|background|related|motivation|prior|overview", re.I), "research_background"),
     (re.compile(r"experiment|evaluat|result|setup|benchmark|ablation|analys|data", re.I), "experiment"),
@@ -150,14 +160,24 @@ def _extract(text: str) -> JSONDict:
             stage = by_heading or _stage_of_sentence(sentence)
             if stage is not None:
                 buckets[stage].append(sentence)
-    field = f"Research on {title.rstrip('.')}." if where == "abstract" and title else ""
-    return {"research_field": field, **{k: " ".join(v[:6]) for k, v in buckets.items()}}
+    goal = ""
+    if where == "abstract":
+        aims = [s for s in sentences(excerpt) if _AIM_CUES.search(s) and not _DIGIT.search(s)]
+        fallback = f"The paper sets out to advance {title.rstrip('.')}." if title else ""
+        goal = " ".join(aims[:2]) or fallback
+    return {"research_goal": goal, **{k: " ".join(v[:6]) for k, v in buckets.items()}}
 
 
 def _reduce(text: str) -> JSONDict:
     notes = re.findall(r"^- (.+)$", _section(text, "Notes"), flags=re.MULTILINE)
-    if "all about its field" in text:
-        return {"text": notes[0] if notes else ""}
+    if "all about its research goal" in text:
+        title = _field(text, "Paper title")
+        found = (d for cue, d in _DISCIPLINE_CUES if cue.search(f"{title} {' '.join(notes)}"))
+        return {
+            "text": notes[0] if notes else "",
+            "discipline": next(found, "computer science"),
+            "subfield": title.split(":")[-1].strip(),
+        }
     seen: set[str] = set()
     kept: list[str] = []
     for sentence in (s for note in notes for s in sentences(note)):

@@ -2,8 +2,9 @@
 
 It selects sentences, it does not write them. Sections are routed to stages by heading rules
 (then by embedding similarity); each stage keeps the sentences closest to the centroid of its
-candidates; the question is assembled from field and background sentences with a fixed
-template; the reference answer is the solution/experiment sentences; criteria are the most
+candidates; the goal is the sentences that state the paper's aim
+(:mod:`papergym.recipes.goal`); the question is assembled from goal and background sentences
+with a fixed template; the reference answer is the solution/experiment sentences; criteria are the most
 central of those sentences turned into "The plan ..." statements. It is deterministic (ties go
 to the earlier sentence), offline, and a baseline: every instance says so in its warnings.
 
@@ -37,6 +38,7 @@ from papergym.recipes.criteria import (
     select_criteria,
 )
 from papergym.recipes.general import GENERAL_CRITERIA
+from papergym.recipes.goal import is_goal_sentence, without_lead
 from papergym.recipes.sections import (
     SCORE_DIGITS,
     Vectors,
@@ -58,6 +60,7 @@ from papergym.recipes.text import (
     talks_about_document,
 )
 from papergym.records import (
+    STAGE_NAMES,
     Criterion,
     Drop,
     Instance,
@@ -74,7 +77,7 @@ from papergym.records import (
 BASELINE_WARNING = "extractive baseline: sentences selected, not written"
 MIN_CRITERIA = 3
 MAX_SENTENCES: dict[StageName, int] = {
-    "field": 3,
+    "research_goal": 2,
     "background": 6,
     "solution": 12,
     "experiment": 12,
@@ -281,25 +284,49 @@ class _Table:
         ]
 
 
-def _field(
+def _opening_context(
     abstract: list[_Candidate], intro: list[_Candidate], fallback: list[_Candidate], table: _Table
 ) -> list[_Candidate]:
-    """One or two opening context sentences: the abstract's, then the introduction's."""
-    field = [c for c in abstract if not ANAPHORA.match(c.text)]
+    """One or two opening context sentences: the abstract's, then the introduction's (the goal
+    of a paper that states no aim in so many words)."""
+    opening = [c for c in abstract if not ANAPHORA.match(c.text)]
     for candidate in intro:
         # the introduction often repeats the abstract's opening in other words
         if (
-            len(field) < 2
+            len(opening) < 2
             and not ANAPHORA.match(candidate.text)
             and not any(
                 float(table.vectors[candidate.text] @ table.vectors[c.text]) > REVEAL_SIMILARITY
                 or table.duplicate(candidate, c)
-                for c in field
+                for c in opening
             )
         ):
-            field.append(candidate)
+            opening.append(candidate)
     # An abstract that opens on "This paper ...": any context sentence of it will do.
-    return field or [c for c in fallback if not ANAPHORA.match(c.text)][:2]
+    return opening or [c for c in fallback if not ANAPHORA.match(c.text)][:2]
+
+
+def _goal_candidates(sections: Sequence[Section], terms: set[str]) -> list[_Candidate]:
+    """Every goal sentence of the abstract and introduction, in order."""
+    found: list[_Candidate] = []
+    for index, section in enumerate(sections):
+        for offset, sentence in enumerate(prose_sentences(section.text)):
+            text = clean_markers(sentence) if is_goal_sentence(sentence, terms) else None
+            if text:
+                found.append(_Candidate(text, index * 10_000 + offset, section.heading))
+    return found
+
+
+def _goal(
+    candidates: list[_Candidate], table: _Table, hidden: list[_Candidate]
+) -> list[_Candidate]:
+    """Up to two goal sentences, abstract first; none that restates an answer-side sentence or
+    repeats one already taken."""
+    goal: list[_Candidate] = []
+    for candidate in table.hide(candidates, hidden):
+        if not any(table.duplicate(candidate, g) for g in goal):
+            goal.append(candidate)
+    return goal[: MAX_SENTENCES["research_goal"]]
 
 
 def extract_stages(paper: Paper) -> Stages:
@@ -317,12 +344,13 @@ def extract_stages(paper: Paper) -> Stages:
         "background": _candidates(assigned["background"], positions, context),
     }
     pools = {name: _lexical_preselect(pool, MAX_CANDIDATES) for name, pool in pools.items()}
-    abstract_pool = _opening(assigned["field"][:1], {}, context)[:2]
-    intro_pool = _opening(assigned["field"][1:], positions, context)[:4]
-    fallback_pool = _candidates(assigned["field"][:1], {}, context)
+    abstract_pool = _opening(assigned["research_goal"][:1], {}, context)[:2]
+    intro_pool = _opening(assigned["research_goal"][1:], positions, context)[:4]
+    fallback_pool = _candidates(assigned["research_goal"][:1], {}, context)
+    goal_pool = _goal_candidates(assigned["research_goal"], terms)
     everything = [
         c.text for pool in (*pools.values(), abstract_pool, intro_pool, fallback_pool) for c in pool
-    ]
+    ] + [c.text for c in goal_pool]
     table = _Table(
         dict(zip(everything, cached_vectors(everything), strict=True)) if everything else {}
     )
@@ -338,16 +366,19 @@ def extract_stages(paper: Paper) -> Stages:
         chosen[name] = [pool[i] for i in picked]
     # Question-side stages must not reveal what the answer-side stages say.
     hidden = chosen["solution"] + chosen["experiment"]
-    chosen["field"] = _field(
-        table.hide(abstract_pool, hidden),
-        table.hide(intro_pool, hidden),
-        table.hide(fallback_pool, hidden),
-        table,
-    )[: MAX_SENTENCES["field"]]
+    chosen["research_goal"] = (
+        _goal(goal_pool, table, hidden)
+        or _opening_context(
+            table.hide(abstract_pool, hidden),
+            table.hide(intro_pool, hidden),
+            table.hide(fallback_pool, hidden),
+            table,
+        )[: MAX_SENTENCES["research_goal"]]
+    )
     background = [
         c
         for c in table.hide(pools["background"], hidden)
-        if not any(table.duplicate(c, f) for f in chosen["field"])
+        if not any(table.duplicate(c, g) for g in chosen["research_goal"])
     ]
     picked = _select(
         background, table.stack(background), MAX_SENTENCES["background"], _background_bonus
@@ -361,14 +392,14 @@ def _stages(paper: Paper, chosen: dict[StageName, list[_Candidate]]) -> Stages:
     return Stages(
         paper_id=paper.id,
         builder="extractive",
-        field=" ".join(c.text for c in chosen["field"]),
+        research_goal=" ".join(c.text for c in chosen["research_goal"]),
         background=" ".join(c.text for c in chosen["background"]),
         solution=" ".join(c.text for c in chosen["solution"]),
         experiment=" ".join(c.text for c in chosen["experiment"]),
         sources={
-            name: tuple(dict.fromkeys(c.source for c in chosen[name]))
-            for name in ("field", "background", "solution", "experiment")
+            name: tuple(dict.fromkeys(c.source for c in chosen[name])) for name in STAGE_NAMES
         },
+        discipline=domain_of(f"{paper.title}. {paper.abstract}"),
     )
 
 
@@ -406,14 +437,15 @@ EXPERIMENT_HINTS = re.compile(
     re.IGNORECASE,
 )
 _GIVEN_LEAD = "Take the following approach as given, described in its authors' words:"
+_GOAL_LEAD = "The research goal, in its authors' words:"
 
 
-def domain_of(field_text: str) -> str:
-    """The broad discipline a text names (title and field stage), by similarity to fixed labels."""
-    if not field_text.strip():
+def domain_of(text: str) -> str:
+    """The broad discipline a text names (title and abstract), by similarity to fixed labels."""
+    if not text.strip():
         return ""
     labels = list(_DOMAINS)
-    scores = cached_vectors([_DOMAINS[label] for label in labels]) @ cached_vectors([field_text])[0]
+    scores = cached_vectors([_DOMAINS[label] for label in labels]) @ cached_vectors([text])[0]
     return labels[int(np.argmax(np.round(scores, SCORE_DIGITS)))]
 
 
@@ -424,8 +456,18 @@ _CONNECTIVE = re.compile(
 
 
 def _question(spec: RecipeSpec, sentences: dict[StageName, list[str]]) -> str:
+    """Goal, then background, then what is given, then the task.
+
+    A goal stated as an aim is quoted as the authors' ("we aim to ..."); a goal that is the
+    abstract's opening context (no aim sentence found) reads as context, with no lead.
+    """
+    goal = [without_lead(s) for s in sentences["research_goal"]]
+    stated = bool(goal) and is_goal_sentence(goal[0], set())
     context = [
-        s for name in spec.question_stages if name not in spec.given_stages for s in sentences[name]
+        s
+        for name in spec.question_stages
+        if name not in spec.given_stages and name != "research_goal"
+        for s in sentences[name]
     ]
     # A question cannot open on "This regime ..." or "However, ..." when the antecedent was not
     # selected: a leading anaphoric sentence goes (if others remain), a connective is dropped.
@@ -434,7 +476,7 @@ def _question(spec: RecipeSpec, sentences: dict[StageName, list[str]]) -> str:
         if len(context) == 1 or not ANAPHORA.match(context[0]):
             break
         context.pop(0)
-    parts = [" ".join(context)]
+    parts = [f"{_GOAL_LEAD if stated else ''} {' '.join(goal)}".strip(), " ".join(context)]
     for name in spec.given_stages:
         # The design task must not hint at how the method was tested (SPEC §2, Design).
         given = [t for t in sentences[name] if not EXPERIMENT_HINTS.search(t)]
@@ -478,7 +520,7 @@ def build_instance(paper: Paper, stages: Stages, recipe_name: RecipeName | str) 
         return Drop(source=paper.meta.source_path, step=step, reason=reason, paper_id=paper.id)
 
     texts: dict[StageName, str] = {
-        "field": stages.field,
+        "research_goal": stages.research_goal,
         "background": stages.background,
         "solution": stages.solution,
         "experiment": stages.experiment,
@@ -513,7 +555,8 @@ def build_instance(paper: Paper, stages: Stages, recipe_name: RecipeName | str) 
         builder="extractive",
         paper_id=paper.id,
         title=paper.title,
-        domain=domain_of(f"{paper.title}. {stages.field}"),
+        domain=stages.discipline or domain_of(f"{paper.title}. {paper.abstract}"),
+        subfield=stages.subfield,
         arxiv_id=paper.meta.arxiv_id,
         date=paper.meta.date,
         source_path=paper.meta.source_path,

@@ -1,10 +1,11 @@
 """The LLM recipe (SPEC §2) as build steps, read top to bottom.
 
 paper → stages: map (per section or batch of short sections) and reduce (per stage) → question
-(field + background only) → reference (question + method/experiment only, no numbers) →
+(research goal + background only) → reference (question + method/experiment only, no numbers) →
 candidates: R_A and R_Q (10 each) → filter generic and leaked candidates → merge by selection and
-ranking → top 10. A step that fails a quality gate gets one repair attempt, then returns a
-:class:`~papergym.recipes.steps.Reject` naming the gate. The leakage judge and the instance are
+ranking → top 10, holding both dimensions (:mod:`papergym.recipes.dimensions`). A step that fails
+a quality gate gets one repair attempt, then returns a :class:`~papergym.recipes.steps.Reject`
+naming the gate. The leakage judge and the instance are
 added by :mod:`papergym.recipes.pipeline`.
 """
 
@@ -23,6 +24,8 @@ from papergym.embed import cosine_matrix, embed
 from papergym.llm.client import LLMClient
 from papergym.llm.types import Message
 from papergym.recipes.criteria import REVEAL_SIMILARITY
+from papergym.recipes.dimensions import GATE as DIMENSIONS_GATE
+from papergym.recipes.dimensions import cover_dimensions
 from papergym.recipes.draft import Candidate, PaperDraft
 from papergym.recipes.general import GENERAL_CRITERIA
 from papergym.recipes.specs import RecipeSpec, recipe
@@ -50,7 +53,9 @@ _GENERIC = re.compile(
     re.IGNORECASE,
 )
 _STAGE_INSTRUCTIONS: dict[StageName, str] = {
-    "field": "Write 1-3 sentences naming the discipline, the sub-field and the research direction.",
+    "research_goal": "Write 1-3 sentences on what the paper sets out to achieve and why. Do not "
+    "describe how (no method, no experiments, no results). Also name the broad discipline "
+    '(e.g. "computer science", "physics", "economics") and the sub-field, each in a few words.',
     "background": "Cover the overview of the area, the prior work and the open gaps. Leave out the "
     "paper's own solution and all results.",
     "solution": "Cover the core idea and its motivation, the architecture or technical details, the "
@@ -62,7 +67,7 @@ _STAGE_INSTRUCTIONS: dict[StageName, str] = {
 
 
 class StageEvidence(BaseModel):
-    research_field: str = ""
+    research_goal: str = ""
     research_background: str = ""
     solution: str = ""
     experiment: str = ""
@@ -70,6 +75,26 @@ class StageEvidence(BaseModel):
 
 class StageText(BaseModel):
     text: str
+
+
+class GoalText(StageText):
+    """The goal stage's reduce answer: the goal, and the metadata kept beside it (SPEC §2.3)."""
+
+    discipline: str = ""
+    subfield: str = ""
+
+
+_STAGE_KEYS: dict[StageName, str] = {
+    "research_goal": "research_goal",
+    "background": "research_background",
+    "solution": "solution",
+    "experiment": "experiment",
+}
+"""Each stage's key in the map step's JSON (SPEC §2.2)."""
+_ANSWER_FORMATS: dict[bool, str] = {
+    False: '{"text": "..."}',
+    True: '{"text": "...", "discipline": "...", "subfield": "..."}',
+}
 
 
 class QuestionOut(BaseModel):
@@ -169,14 +194,10 @@ class LLMRecipe:
         evidence = await asyncio.gather(
             *(self._extract(paper, where, text) for where, text in units if text.strip())
         )
-        keys = {
-            "field": "research_field",
-            "background": "research_background",
-            "solution": "solution",
-            "experiment": "experiment",
-        }
         notes = {
-            stage: [n.strip() for e in evidence if (n := getattr(e, keys[stage])) and n.strip()]
+            stage: [
+                n.strip() for e in evidence if (n := getattr(e, _STAGE_KEYS[stage])) and n.strip()
+            ]
             for stage in STAGE_NAMES
         }
         for stage in STAGE_NAMES:  # checked before any reduce call: none is spent on a drop
@@ -186,10 +207,12 @@ class LLMRecipe:
             *(self._reduce(paper, stage, notes[stage]) for stage in STAGE_NAMES)
         )
         texts: dict[str, str] = {}
-        for stage, text in zip(STAGE_NAMES, reduced, strict=True):
-            if isinstance(text, Reject):
-                return text
-            texts[stage] = text
+        for stage, answer in zip(STAGE_NAMES, reduced, strict=True):
+            if isinstance(answer, Reject):
+                return answer
+            texts[stage] = answer.text
+            if isinstance(answer, GoalText):
+                texts.update(discipline=answer.discipline, subfield=answer.subfield)
         return Stages(paper_id=paper.id, builder="llm", **texts)
 
     async def _extract(self, paper: Paper, where: str, text: str) -> StageEvidence:
@@ -198,21 +221,30 @@ class LLMRecipe:
         assert result.parsed is not None
         return result.parsed
 
-    async def _reduce(self, paper: Paper, stage: StageName, notes: list[str]) -> str | Reject:
+    async def _reduce(self, paper: Paper, stage: StageName, notes: list[str]) -> StageText | Reject:
+        """One stage's merged text; the goal's answer also names discipline and sub-field."""
         listed = "\n".join(f"- {note}" for note in notes)
+        goal = stage == "research_goal"
         messages = prompt(
             "reduce",
-            stage=stage,
+            stage=stage.replace("_", " "),
             instructions=_STAGE_INSTRUCTIONS[stage],
             title=paper.title,
             notes=listed,
+            answer_format=_ANSWER_FORMATS[goal],
         )
-        result = await self.llm.call("writer", messages, schema=StageText, stage=f"reduce:{stage}")
+        schema = GoalText if goal else StageText
+        result = await self.llm.call("writer", messages, schema=schema, stage=f"reduce:{stage}")
         assert result.parsed is not None
-        text = result.parsed.text.strip()
+        answer = result.parsed
+        text = answer.text.strip()
         if not text:
             return Reject(f"empty {stage} stage", step="reduce")
-        return strip_numeric_results(text) if stage == "experiment" else text
+        text = strip_numeric_results(text) if stage == "experiment" else text
+        update = {"text": text}
+        if isinstance(answer, GoalText):
+            update.update(discipline=answer.discipline.strip(), subfield=answer.subfield.strip())
+        return answer.model_copy(update=update)
 
     # --- question: from the stages a policy may see, repaired once if it gives the answer away ---
 
@@ -229,7 +261,10 @@ class LLMRecipe:
             extra += "\n\nMethod (given):\n" + values["solution"]
         for attempt in range(2):
             messages = prompt(
-                "question", field=values["field"], background=values["background"], extra=extra
+                "question",
+                goal=values["research_goal"],
+                background=values["background"],
+                extra=extra,
             )
             result = await self.llm.call(
                 "writer", messages, schema=QuestionOut, stage="question", sample_index=attempt
@@ -329,6 +364,15 @@ class LLMRecipe:
         order = await self.merge(draft.question, draft.reference, [c.text for c in kept])
         if isinstance(order, Reject):
             return order
+        # The merge ranks only what it selects: the dropped candidates keep their generation
+        # order (R_A before R_Q), the one the repair takes the best of.
+        dropped = [i for i in range(len(kept)) if i not in order]
+        coverage = cover_dimensions(
+            order, dropped, [c.dimension for c in kept], self.inputs.dimensions
+        )
+        if isinstance(coverage, str):
+            return Reject(coverage, step=DIMENSIONS_GATE)
+        order = list(coverage.selected)
         criteria = tuple(
             Criterion(
                 id="c-" + content_hash({"paper": draft.paper.id, "text": kept[i].text}, 12),

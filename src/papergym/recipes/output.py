@@ -34,7 +34,7 @@ from papergym.llm.config import BackendConfig, LLMConfig
 from papergym.llm.identity import backend_identity, local_model_identity
 from papergym.llm.types import Role
 from papergym.recipes.settings import LeakageAction
-from papergym.records import BuilderName, RecipeName
+from papergym.records import LEGACY_STAGE_NAMES, STAGE_NAMES, BuilderName, RecipeName
 from papergym.runfolder import (
     RunRecord,
     check_output_path,
@@ -48,6 +48,11 @@ SETTINGS_FILE = "build.yaml"
 CONFIG_FILE = "config.yaml"
 """The resolved configuration of the command (secrets masked), as every command saves it."""
 SAME_OPTIONS = "use another folder or the same options"
+STAGE_SET = ", ".join(STAGE_NAMES)
+"""The stages a paper build extracts, as build.yaml records them."""
+LEGACY_STAGE_SET = ", ".join(LEGACY_STAGE_NAMES)
+"""What a build.yaml without ``stages`` was built with: the old set, whose ``field`` stage the
+goal replaced; such a folder is refused (its papers' stages would mix two sets), not resumed."""
 ENDPOINTS_HINT = (
     f" (another server may serve another model; if it serves the very same one, delete the "
     f"endpoints key of {SETTINGS_FILE} to continue)"
@@ -69,6 +74,7 @@ class BuildSettings(BaseModel):
     leakage_min_criteria: int = 5
     models: dict[str, str] = {}  # role → "backend:model", so a different model is a different build
     endpoints: dict[str, str] = {}  # role → where that model is served (:func:`served_by`)
+    stages: str = STAGE_SET  # the stage set; another one (the old "field" set) is another build
     papergym_version: str = __version__
 
     def identity(self, without: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -85,6 +91,7 @@ class BuildSettings(BaseModel):
             "models": self.models,
             "endpoints": self.endpoints,
             "max_unit_words": self.max_unit_words,
+            "stages": self.stages,
         }
         if self.builder == "llm":
             identity["leakage_judge"] = self.leakage_judge
@@ -185,6 +192,7 @@ def _previous_settings(config_path: Path) -> tuple[BuildSettings, frozenset[str]
         defaults = BuildSettings().model_dump()
         # Keys of other versions are ignored: only what decides the output is compared.
         known = {key: previous.get(key, value) for key, value in defaults.items()}
+        known["stages"] = previous.get("stages", LEGACY_STAGE_SET)
         settings = BuildSettings.model_validate({**known, "papergym_version": ""})
         return settings, frozenset(key for key in UNRECORDED_BEFORE if key not in previous)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError) as error:
@@ -200,6 +208,11 @@ def refuse_changes(out: Path, what: str, changes: Sequence[str]) -> None:
     very same model (the folder then resumes as an earlier release's would)."""
     endpoints = any("endpoints." in change for change in changes)
     hint = SAME_OPTIONS + (ENDPOINTS_HINT if endpoints else "")
+    if any(change.startswith("stages:") for change in changes):
+        hint += (
+            " (its papers' stages were extracted with another stage set, such as the old field "
+            "stage before the research goal: rebuild in a new folder)"
+        )
     refuse_differences(out, RunRecord(SETTINGS_FILE, what, hint=hint), list(changes))
 
 

@@ -187,8 +187,9 @@ def _position_prior(index: int, decisions: dict[int, Decision | None]) -> npt.ND
 def assign_sections(paper: Paper) -> dict[StageName, list[Section]]:
     """Sections per stage: heading rules first, embedding similarity for the rest.
 
-    Appendix sections are used only for a stage the main text leaves empty. The field stage is
-    the abstract (as a pseudo-section) and the introduction, whose opening states the field.
+    Appendix sections are used only for a stage the main text leaves empty. The research goal
+    is read from the abstract (as a pseudo-section) and the introduction, where papers state
+    their aims.
     """
     return _assign(paper, cached_vectors)
 
@@ -203,9 +204,9 @@ def _assign(
         appendix = _place([s for s in paper.sections if s.appendix], vectors)
         for name in empty:
             stages[name] = appendix[name]
-    field: list[Section] = [Section(heading="Abstract", level=0, text=paper.abstract)]
-    field += [s for s in stages["background"][:1] if heading_stage(s.heading) == "background"]
-    return {"field": field, **stages}
+    goal: list[Section] = [Section(heading="Abstract", level=0, text=paper.abstract)]
+    goal += [s for s in stages["background"][:1] if heading_stage(s.heading) == "background"]
+    return {"research_goal": goal, **stages}
 
 
 def _undecided_groups(

@@ -47,21 +47,21 @@ STAGE_DIMENSION: dict[StageName, Dimension] = {"solution": "method", "experiment
 _RECIPES: dict[str, RecipeSpec] = {
     "papergym": RecipeSpec(
         name="papergym",
-        question_stages=("field", "background"),
+        question_stages=("research_goal", "background"),
         answer_stages=("solution", "experiment"),
         dimensions=("method", "experiment"),
         task="a research plan: the method and the experiments that would test it",
     ),
     "innov": RecipeSpec(
         name="innov",
-        question_stages=("field", "background"),
+        question_stages=("research_goal", "background"),
         answer_stages=("solution",),
         dimensions=("method",),
         task="a method: its core idea, its components and why they address the gap",
     ),
     "design": RecipeSpec(
         name="design",
-        question_stages=("field", "background", "solution"),
+        question_stages=("research_goal", "background", "solution"),
         given_stages=("solution",),
         answer_stages=("experiment",),
         dimensions=("experiment",),
