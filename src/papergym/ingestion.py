@@ -17,6 +17,7 @@ from papergym.records import Paper, PaperMeta
 from papergym.sources.archive import ArchiveLimits, extract_archive
 from papergym.sources.arxiv import arxiv_date, arxiv_id_from_name
 from papergym.sources.discover import PaperSource, discover
+from papergym.sources.fetched import FetchedMetadata, read_fetched_metadata
 from papergym.sources.latex import LatexDocument, read_latex_paper
 
 
@@ -77,19 +78,34 @@ def _paper_root(folder: Path) -> Path:
 
 
 def _to_paper(source: PaperSource, doc: LatexDocument) -> Paper:
-    arxiv_id = arxiv_id_from_name(source.path.name)
+    fetched = read_fetched_metadata(source.path) if source.kind == "folder" else None
+    if fetched is not None:  # what arXiv stated beats what the folder's name suggests
+        arxiv_id: str | None = fetched.versioned_id
+        date = fetched.submitted or arxiv_date(fetched.id)
+    else:
+        arxiv_id = arxiv_id_from_name(source.path.name)
+        date = arxiv_date(arxiv_id) if arxiv_id else None
     meta = PaperMeta(
         source_path=str(source.path),
         main_file=doc.main_file,
         main_file_reason=doc.main_file_reason,
         arxiv_id=arxiv_id,
-        date=arxiv_date(arxiv_id) if arxiv_id else None,
+        date=date,
+        licence=fetched.licence if fetched else None,
         files_read=tuple(doc.files),
         warnings=tuple(doc.warnings),
     )
     return Paper.create(
-        title=doc.title, abstract=doc.abstract, sections=tuple(doc.sections), meta=meta
+        title=doc.title or _fetched_title(fetched),
+        abstract=doc.abstract,
+        sections=tuple(doc.sections),
+        meta=meta,
     )
+
+
+def _fetched_title(fetched: FetchedMetadata | None) -> str:
+    """arXiv's title, for a fetched paper whose LaTeX states none."""
+    return fetched.title if fetched else ""
 
 
 def ingest_sources(

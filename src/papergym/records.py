@@ -58,6 +58,10 @@ class PaperMeta(Record):
     )
     arxiv_id: str | None = None
     date: str | None = Field(default=None, description="ISO date (YYYY-MM or YYYY-MM-DD).")
+    licence: str | None = Field(
+        default=None,
+        description="The licence URL as arXiv states it (from a fetched paper's metadata.json).",
+    )
     files_read: tuple[str, ...] = Field(
         default=(), description="Source files whose text went into the paper, in reading order."
     )
@@ -309,6 +313,10 @@ class Instance(Record):
         "null when unknown (files written before the field existed read as null).",
     )
     source_path: str = ""
+    licence: str | None = Field(
+        default=None,
+        description="The source paper's licence URL as arXiv states it; null when unknown.",
+    )
     question: str
     reference_answer: str
     rubric: Rubric

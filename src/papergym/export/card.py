@@ -131,6 +131,15 @@ def _with_action(
     return stats if acted is None else {**stats, "leakage_action": acted}
 
 
+def _licences(instances: Sequence[Instance]) -> dict[str, dict[str, int]]:
+    """Papers per licence as arXiv states it (fetched papers carry one), most common first;
+    absent when no instance's paper states a licence, so cards of other builds are unchanged."""
+    if not any(i.licence for i in instances):
+        return {}
+    by_paper = {i.paper_id: i.licence or "not stated" for i in instances}
+    return {"licences": counts(by_paper.values())}
+
+
 def card_stats(instances: Sequence[Instance], drops: Sequence[Drop]) -> dict[str, Any]:
     """Every number the card shows about the instances and the drops (no usage, no config).
 
@@ -142,6 +151,7 @@ def card_stats(instances: Sequence[Instance], drops: Sequence[Drop]) -> dict[str
     return {
         "papers": len({i.paper_id for i in instances}),
         **_source_kinds(instances),
+        **_licences(instances),
         "instances": len(instances),
         "recipes": counts(i.recipe for i in instances),
         "builders": counts(i.builder for i in instances),
@@ -368,6 +378,9 @@ def _counts_section(
     lines += ["### Domains", "", *_table(("domain", "instances"), domains[:20])]
     if len(domains) > 20:
         lines += [f"({len(domains) - 20} more in card.json)", ""]
+    if stats.get("licences"):
+        licences = list(stats["licences"].items())
+        lines += ["### Licences", "", *_table(("licence", f"{noun}s"), licences)]
     if drops["total"]:
         drop_rows = [
             (step, reason, n)

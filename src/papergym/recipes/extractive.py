@@ -560,6 +560,7 @@ def build_instance(paper: Paper, stages: Stages, recipe_name: RecipeName | str) 
         arxiv_id=paper.meta.arxiv_id,
         date=paper.meta.date,
         source_path=paper.meta.source_path,
+        licence=paper.meta.licence,
         question=question,
         reference_answer=reference,
         rubric=Rubric(

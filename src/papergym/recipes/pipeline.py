@@ -101,6 +101,7 @@ def assemble(draft: PaperDraft, recipe: RecipeName) -> Instance:
         arxiv_id=paper.meta.arxiv_id,
         date=paper.meta.date,
         source_path=paper.meta.source_path,
+        licence=paper.meta.licence,
         question=draft.question,
         reference_answer=draft.reference,
         rubric=rubric,

@@ -4,7 +4,7 @@ It only composes the sections, each of which lives beside the package that uses 
 handed to that package as an argument: ``llm`` (:mod:`papergym.llm.config`), ``build``
 (:mod:`papergym.recipes.settings`), ``ares`` (:mod:`papergym.recipes.ares.settings`), ``audit``,
 ``reward`` and ``serve`` (:mod:`papergym.reward.settings`), ``eval`` and ``compare``,
-``review``, ``write``, and the training sections at the top level (``model``, ``lora``,
+``review``, ``write``, ``fetch`` (:mod:`papergym.fetch.settings`), and the training sections at the top level (``model``, ``lora``,
 ``data``, ``opsd``, ``grpo``, ``sft``, ``cycle``, ``watch``, ``stages``: :mod:`papergym.train.settings`),
 so a training file reads as before. Every field carries a description; ``papergym config
 reference`` prints them as one table (docs/config.md).
@@ -22,6 +22,7 @@ from papergym.calibrate.settings import CalibrateSection
 from papergym.configbase import ConfigSection
 from papergym.eval.compare.settings import CompareSection
 from papergym.eval.settings import EvalSection
+from papergym.fetch.settings import FetchSection
 from papergym.llm.config import LLMConfig
 from papergym.recipes.ares.settings import AresSection
 from papergym.recipes.settings import BuildSection
@@ -77,6 +78,8 @@ class PaperGymConfig(ConfigSection):
     """Writing papers from a bibliography (papergym write, papergym write prepare)."""
     ares: AresSection = AresSection()
     """ARES: weighted-rubric instances from document corpora (papergym build --recipe ares)."""
+    fetch: FetchSection = FetchSection()
+    """Downloading arXiv sources and their metadata (papergym fetch)."""
     model: ModelSettings = ModelSettings()
     """Training: the policy model."""
     lora: LoraSettings = LoraSettings()
