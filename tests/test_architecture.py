@@ -35,7 +35,7 @@ FLOORS = {
     "reward_protocol": 0,
     "processconfig": 0,
     **dict.fromkeys(("llm", "sources", "embed", "runfolder", "adapters"), 1),
-    **dict.fromkeys(("ingestion", "audit", "export"), 2),
+    **dict.fromkeys(("ingestion", "audit", "export", "fetch"), 2),
     **dict.fromkeys(("recipes", "reward"), 3),
     **dict.fromkeys(("review", "eval", "write"), 4),
     "fakellm": 5,

@@ -86,6 +86,12 @@ VERBS: tuple[Verb, ...] = (
         "intervals.",
     ),
     Verb(
+        "fetch",
+        "fetch",
+        "Download arXiv e-print sources and their metadata (licence included) into PAPERS/<id>/, "
+        "politely: one request at a time, a delay, retries with back-off.",
+    ),
+    Verb(
         "ingest",
         "ingest",
         "Read LaTeX paper sources into clean papers (title, abstract, sections) as papers.jsonl.",

@@ -8,7 +8,9 @@ abs/e-print URL around the id is accepted, since ids are often pasted from those
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from papergym.errors import BadInputError
 
@@ -65,3 +67,26 @@ def _valid_month(yymm: str) -> bool:
 def _new_number_fits(yymm: str, number: str) -> bool:
     """Five-digit numbers began in 2015-01; before, four."""
     return len(number) == (5 if int(yymm) >= 1501 else 4)
+
+
+def expand_id_arguments(arguments: Sequence[str]) -> list[str]:
+    """The ids the command line names: an argument that is an existing file is a list of ids
+    (one a line; blank lines and ``#`` comments skipped), any other is an id itself. Ids are
+    checked later, one by one, so that a bad one does not stop the others."""
+    ids: list[str] = []
+    for argument in arguments:
+        path = Path(argument)
+        if path.is_file():
+            ids.extend(_read_ids_file(path))
+        else:
+            ids.append(argument)
+    return ids
+
+
+def _read_ids_file(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise BadInputError(path, f"cannot read the ids file: {error}") from None
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line]

@@ -49,6 +49,9 @@ class Listing:
     until: str
     limit: int | None = None
 
+    def __post_init__(self) -> None:
+        listing_query(self.category, self.start, self.until)  # bad months refused up front
+
     @property
     def query(self) -> str:
         """The API's ``search_query`` for it."""
@@ -63,6 +66,8 @@ class Outcome:
     status: Status
     reason: str = ""
     bytes: int = 0
+    bad_input: bool = False
+    """The id itself was wrong (malformed): the user's mistake, not arXiv's or the network's."""
 
 
 @dataclass
@@ -160,7 +165,7 @@ def _entries_for_ids(
         try:
             arxiv_id = parse_id(text)
         except BadInputError as error:
-            parsed.append(Outcome(text, "failed", error.reason))
+            parsed.append(Outcome(text, "failed", error.reason, bad_input=True))
             continue
         done = _is_complete(out, arxiv_id)
         parsed.append(Outcome(arxiv_id.text, "skipped", "already fetched") if done else arxiv_id)
