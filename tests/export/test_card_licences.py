@@ -30,7 +30,9 @@ def test_licences_are_counted_per_paper() -> None:
 
 def test_a_card_without_licences_has_no_licence_section(tmp_path: Path) -> None:
     assert "licences" not in card_stats([instance("a")], [])
-    write_card(tmp_path, [instance("a")], [], config={}, usage=None, builder_note=None, leakage=None)
+    write_card(
+        tmp_path, [instance("a")], [], config={}, usage=None, builder_note=None, leakage=None
+    )
     assert "Licences" not in (tmp_path / "card.md").read_text()
 
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from support.arxiv_server import ArxivServer
 from typer.testing import CliRunner
 
 from papergym.cli import app
+from support.arxiv_server import ArxivServer
 
 runner = CliRunner()
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.arxiv_server import ArxivServer, Paper, tarball
 from typer.testing import CliRunner
 
 from papergym.cli import app
 from papergym.jsonl import read_jsonl
 from papergym.records import Instance
+from support.arxiv_server import ArxivServer, Paper, tarball
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "papers" / "sparse-attention-toy"
 CC_BY = "http://creativecommons.org/licenses/by/4.0/"

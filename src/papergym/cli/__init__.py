@@ -88,8 +88,8 @@ VERBS: tuple[Verb, ...] = (
     Verb(
         "fetch",
         "fetch",
-        "Download arXiv e-print sources and their metadata (licence included) into PAPERS/<id>/, "
-        "politely: one request at a time, a delay, retries with back-off.",
+        "Download arXiv e-print sources and their metadata (id, version, title, categories, "
+        "dates, licence) into PAPERS/<id>/.",
     ),
     Verb(
         "ingest",

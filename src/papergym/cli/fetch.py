@@ -25,11 +25,10 @@ from papergym.configload import split_arguments
 from papergym.errors import BadInputError
 from papergym.fetch.ids import expand_id_arguments
 from papergym.fetch.licences import FAMILIES, NONE_STATED, check_families
-from papergym.fetch.run import FetchOptions, FetchReport, Listing, fetch_papers
+from papergym.fetch.run import STATUSES, FetchOptions, FetchReport, Listing, fetch_papers
 from papergym.fetch.settings import FetchSection
 
 app = single_app()
-STATUSES = ("fetched", "skipped", "filtered", "withdrawn", "pdf_only", "failed")
 
 
 @app.command("fetch")

@@ -117,7 +117,7 @@ class PoliteClient:
         self._last = self.clock()
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        doubled = self.settings.backoff_s * (2**attempt)
+        doubled = self.settings.backoff_s * 2.0**attempt
         return min(max(doubled, retry_after or 0.0), self.settings.max_backoff_s)
 
 

@@ -37,6 +37,7 @@ from papergym.sources.archive import DEFAULT_LIMITS, ArchiveLimits
 from papergym.sources.fetched import METADATA_FILE, FetchedMetadata
 
 Status = Literal["fetched", "skipped", "filtered", "withdrawn", "pdf_only", "failed"]
+STATUSES: tuple[Status, ...] = ("fetched", "skipped", "filtered", "withdrawn", "pdf_only", "failed")
 PARTIAL_PREFIX = ".partial-"
 
 
@@ -175,10 +176,11 @@ def _entries_for_ids(
     for item in parsed:
         if isinstance(item, Outcome):
             result.append(item)
-        elif isinstance(known.get(item.base), Entry):
-            result.append(known[item.base])
         else:
-            result.append(Outcome(item.text, "failed", known.get(item.base) or "unknown"))
+            found = known[item.base]
+            result.append(
+                found if isinstance(found, Entry) else Outcome(item.text, "failed", found)
+            )
     return result
 
 
