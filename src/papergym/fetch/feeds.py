@@ -24,9 +24,13 @@ ARXIV = "{http://arxiv.org/schemas/atom}"
 OPENSEARCH = "{http://a9.com/-/spec/opensearch/1.1/}"
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 OAI_ARXIV = "{http://arxiv.org/OAI/arXiv/}"
-_WITHDRAWN = re.compile(
-    r"\b(?:withdrawn|withdraw(?:s|ing)? this (?:paper|article|submission))\b", re.I
+_WITHDRAWN_COMMENT = re.compile(r"\bwithdrawn\b", re.I)
+_WITHDRAWN_ABSTRACT = re.compile(
+    r"\b(?:paper|article|submission|manuscript) (?:has been|is|was) withdrawn\b"
+    r"|\bwithdrawn by (?:the )?authors?\b",
+    re.I,
 )
+"""An abstract may speak of withdrawn drugs or funds: only arXiv's withdrawal phrasing counts."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,9 @@ class Entry:
     @property
     def withdrawn(self) -> bool:
         """Whether arXiv's comment (or, for old withdrawals, the abstract) says it was withdrawn."""
-        return bool(_WITHDRAWN.search(self.comment) or _WITHDRAWN.search(self.summary[:300]))
+        return bool(
+            _WITHDRAWN_COMMENT.search(self.comment) or _WITHDRAWN_ABSTRACT.search(self.summary)
+        )
 
 
 @dataclass(frozen=True)
