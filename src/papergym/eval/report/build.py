@@ -142,10 +142,11 @@ def build_section(build: BuildDir) -> Section:
         ],
     )
     calls, tokens = _per_kept(build.card)
-    charts = [
+    dimensions = [(k, float(v)) for k, v in sorted(build.dimensions.items())]
+    charts: list[tuple[str, list[tuple[str, float]], str, str]] = [
         ("Drops by step and reason", _drops(stats), "build-drops", "dropped"),
         ("Criteria by weight", _by_number(build.weights), "build-weights", "criteria"),
-        ("Criteria by dimension", sorted(build.dimensions.items()), "build-dimensions", "criteria"),
+        ("Criteria by dimension", dimensions, "build-dimensions", "criteria"),
         ("Domains", _top(_counts(stats.get("domains"))), "build-domains", "instances"),
         ("Personas", _top(_counts(stats.get("personas"))), "build-personas", "texts"),
         ("LLM calls per kept instance by step", calls, "build-calls", "calls"),
@@ -154,7 +155,7 @@ def build_section(build: BuildDir) -> Section:
     empty = []
     for title, rows, name, x_label in charts:
         if rows:
-            section.plots.append(_chart(title, [(k, float(v)) for k, v in rows], name, x_label))
+            section.plots.append(_chart(title, rows, name, x_label))
         else:
             empty.append(title.lower())
     if empty:
