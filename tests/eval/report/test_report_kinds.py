@@ -284,7 +284,11 @@ def _report(tmp_path: Path, *folders: Path) -> str:
     out = tmp_path / "page.html"
     result = runner.invoke(app, ["report", *map(str, folders), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    return out.read_text(encoding="utf-8")
+    html = out.read_text(encoding="utf-8")
+    tags = re.findall(r"<[a-zA-Z][^>]*>", html)  # real tags: escaped text is not markup
+    assert not [t for t in tags if re.match(r"<(script|link|iframe|img|object|embed)\b", t)]
+    assert not [t for t in tags if re.search(r"\b(src|href|xlink:href)\s*=", t)]
+    return html
 
 
 def charts(html: str) -> list[str]:
@@ -396,3 +400,28 @@ def test_a_real_paper_build_is_reported(tmp_path: Path) -> None:
     html = _report(tmp_path, build)
     assert {"build-weights", "build-dimensions", "build-domains"} <= set(charts(html))
     assert ">computer science</text>" in html.split("chart-build-domains")[1].split("</svg>")[0]
+
+
+@pytest.mark.slow
+def test_a_real_ares_build_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "recipes" / "ares"))
+    from runner_support import scripted_server, write_corpus
+
+    corpus = write_corpus(tmp_path / "c.jsonl", 4)  # one document too short: a prefilter drop
+    out = tmp_path / "ares"
+    with scripted_server() as server:
+        args = ["build", str(corpus), "--recipe", "ares", "-o", str(out), "--no-cache"]
+        args += ["--base-url", server.base_url, "--model", "m", "ares.shard_size=2"]
+        assert runner.invoke(app, args).exit_code == 0
+    html = _report(tmp_path, out)
+    assert "ARES build" in html
+    assert charts(html) == [
+        "build-drops",
+        "build-weights",
+        "build-dimensions",
+        "build-domains",
+        "build-personas",
+        "build-calls",
+        "build-tokens",
+    ]
+    assert ">prefilter · min_words</text>" in html

@@ -3,8 +3,9 @@ ares``' build), drawn from its ``card.json``: drops by step and reason, the crit
 and dimension histograms, domains and personas, and LLM calls and tokens per kept instance by
 step.
 
-Weights and dimensions are counted from the build's ``instances.jsonl`` when it is there (every
-criterion); an ARES build without it has its card's weight histogram, and no dimensions.
+Weights and dimensions are counted from the build's instances when they are there (every
+criterion; an ARES build's shards); an ARES build without them (offline mode) has its card's
+weight histogram, and no dimensions.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from papergym.records import Instance
 
 INSTANCES_FILE = "instances.jsonl"
 """A paper build's instances (papergym.export.run.INSTANCES_FILE)."""
+ARES_SHARDS = "instances-*.jsonl"
+"""An ARES LLM build's kept instances, one file a shard."""
 TOP = 25
 """Most rows of a domains or personas chart; the rest are summed in one row."""
 
@@ -44,6 +47,13 @@ def _label(value: float) -> str:
     return f"{value:g}"
 
 
+def instance_files(path: Path) -> list[Path]:
+    """A paper build's ``instances.jsonl``, else an ARES build's shards (``instances-N.jsonl``)."""
+    if (path / INSTANCES_FILE).is_file():
+        return [path / INSTANCES_FILE]
+    return sorted(path.glob(ARES_SHARDS))
+
+
 def load_build(path: Path) -> BuildDir:
     """The card and, when ``instances.jsonl`` is there, its criteria's weights and dimensions."""
     card_path = path / CARD_FILE
@@ -55,12 +65,13 @@ def load_build(path: Path) -> BuildDir:
         raise BadInputError(card_path, "not a build card: no stats")
     weights: Counter[str] = Counter()
     dimensions: Counter[str] = Counter()
-    if (path / INSTANCES_FILE).is_file():
-        for instance in iter_jsonl(path / INSTANCES_FILE, Instance):
+    files = instance_files(path)
+    for file in files:
+        for instance in iter_jsonl(file, Instance):
             for criterion in instance.rubric.specific:
                 weights[_label(criterion.weight)] += 1
                 dimensions[criterion.dimension] += 1
-    else:
+    if not files:
         rubric = card["stats"].get("rubric") or {}
         histogram = (rubric.get("weights") or {}).get("histogram") or {}
         weights.update({str(k): int(v) for k, v in histogram.items()})
