@@ -74,7 +74,7 @@ class ExampleAnswer:
 class Section:
     """One input folder's part of the report."""
 
-    kind: str  # "eval" or "compare"
+    kind: str  # "eval", "compare", "train", "review", "review-eval" or "build"
     title: str
     facts: list[tuple[str, str]]
     tables: list[Table] = field(default_factory=list)
