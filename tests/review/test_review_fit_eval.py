@@ -105,6 +105,8 @@ def test_fit_then_eval_out_of_fold(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert (out / "review-eval.json").is_file()
+    points = (out / "review-eval-papers.jsonl").read_text().splitlines()  # papergym report's
+    assert len(points) == 24 and all(json.loads(p)["score"] is not None for p in points)
     systems = {row["system"]: row for row in report["rows"]}
     assert set(systems) == {"baseline-oof", "constant", "always-reject", "single human"}
     assert systems["baseline-oof"]["scored"] == 24

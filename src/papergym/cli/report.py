@@ -1,5 +1,5 @@
-"""``papergym report``: one self-contained HTML page (and the same tables in Markdown) from eval
-and compare folders (the work is :func:`papergym.eval.report.run.write_report`)."""
+"""``papergym report``: one self-contained HTML page (and the same tables in Markdown) from eval,
+compare, train, review and build folders (the work is :func:`papergym.eval.report.run.write_report`)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ def report(
     inputs: Annotated[
         list[Path],
         typer.Argument(
-            help="Folders written by `papergym eval` (EVAL_DIR) or `papergym compare` "
-            "(CMP_DIR), in the order the report shows them.",
+            help="Folders to report on, in the order the page shows them: `papergym eval` or "
+            "`papergym compare` output, train runs (any stage, cycle included; several runs "
+            "are overlaid in one section), `papergym review` or `review eval` output, paper or "
+            "ARES builds (card.json). Each kind is told by its marker file.",
             metavar="DIR...",
             show_default=False,
         ),
@@ -51,7 +53,7 @@ def report(
 ) -> None:
     """Write a self-contained HTML report (plots, tables with intervals, example answers) and report.md.
 
-    The page opens with no network (inline SVG plots and style, no script). Each folder must be an eval or a compare folder; anything else is one line naming it, exit code 2, and nothing is written.
+    The page opens with no network (inline SVG plots and style, no script). Eval, compare, train run, review, review eval and build folders are drawn; anything else is one line naming it, exit code 2, and nothing is written.
     """
     result = write_report(inputs, out, examples)
     if json_output:

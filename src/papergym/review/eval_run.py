@@ -12,7 +12,7 @@ from pathlib import Path
 
 from papergym import __version__
 from papergym.errors import BadInputError
-from papergym.jsonl import write_text_atomic
+from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.review.anonymise import anonymise
 from papergym.review.data import (
     LinearScale,
@@ -25,12 +25,14 @@ from papergym.review.data import (
     read_reviews_file,
 )
 from papergym.review.evaluation import (
+    PAPERS_FILE,
     Bootstrap,
     InSample,
     MetricRow,
     ReviewEvalSummary,
     RowSet,
     in_sample_papers,
+    paper_points,
 )
 from papergym.review.leak import LeakCheck, surface_leak
 from papergym.review.offline import SHIPPED, Baseline, load_baseline
@@ -159,6 +161,7 @@ def evaluate_reviewer(request: EvalRequest, section: ReviewSection) -> ReviewEva
     )
     if request.out is not None:
         request.out.mkdir(parents=True, exist_ok=True)
+        write_jsonl(request.out / PAPERS_FILE, paper_points(rated, evaluated.predictions))
         write_text_atomic(request.out / SUMMARY_FILE, summary.model_dump_json(indent=1) + "\n")
     return summary
 

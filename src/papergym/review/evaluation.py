@@ -61,6 +61,44 @@ class MetricRow(Record):
     macro_f1: Estimate
 
 
+PAPERS_FILE = "review-eval-papers.jsonl"
+"""Each evaluated paper's ratings and the reviewer's score (:class:`PaperPoint`), written by
+``review eval`` beside its summary for ``papergym report``'s ROC, reliability curve and
+scatter."""
+
+
+class PaperPoint(Record):
+    """One evaluated paper as ``review eval`` saw it (``review-eval-papers.jsonl``): its human
+    ratings and decision, and the evaluated reviewer's score and decision (None: unscored or
+    missing, which the metrics count against the reviewer). ``papergym report`` draws the ROC,
+    the reliability curve and the scatter from these."""
+
+    paper_id: str
+    ratings: tuple[float, ...]
+    accepted: bool
+    score: float | None
+    decision: Literal["accept", "reject"] | None
+
+
+def paper_points(
+    papers: Sequence[RatedPaper], predictions: Mapping[str, Prediction]
+) -> list[PaperPoint]:
+    """A :class:`PaperPoint` per rated paper, in the ratings' order."""
+    points = []
+    for paper in papers:
+        prediction = predictions.get(paper.paper_id)
+        points.append(
+            PaperPoint(
+                paper_id=paper.paper_id,
+                ratings=paper.ratings,
+                accepted=paper.accepted,
+                score=prediction.score if prediction is not None else None,
+                decision=prediction.decision if prediction is not None else None,
+            )
+        )
+    return points
+
+
 class InSample(Record):
     """The evaluated papers the offline baseline was fitted on: its figures on them are
     in-sample (it has seen their ratings), not an estimate of how it does on new papers."""

@@ -1,5 +1,6 @@
 """``papergym report``: one self-contained HTML page (and the same tables in Markdown) from
-``papergym eval`` and ``papergym compare`` folders.
+``papergym eval`` and ``papergym compare`` folders, train runs, ``papergym review`` and ``review
+eval`` outputs, and builds (:mod:`~papergym.eval.report.kinds` tells which).
 
 The page opens with no network: plots are inline SVG from :mod:`papergym.eval.report.plots`, the style
 is inline, and there is no script at all. Answers, reasons and names are untrusted text: the

@@ -74,7 +74,7 @@ class ExampleAnswer:
 class Section:
     """One input folder's part of the report."""
 
-    kind: str  # "eval" or "compare"
+    kind: str  # "eval", "compare", "train", "review", "review-eval" or "build"
     title: str
     facts: list[tuple[str, str]]
     tables: list[Table] = field(default_factory=list)
@@ -87,7 +87,8 @@ class Section:
 # ---------------------------------------------------------------------------------------- input
 
 
-def _read_summary(path: Path, model: type[M]) -> M:
+def read_summary(path: Path, model: type[M]) -> M:
+    """A JSON summary file as ``model``; a one-line :class:`BadInputError` naming it else."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
@@ -99,6 +100,9 @@ def _read_summary(path: Path, model: type[M]) -> M:
     except ValidationError as error:
         first = str(error).splitlines()[0]
         raise BadInputError(path, f"not a valid {model.__name__}: {first}") from None
+
+
+_read_summary = read_summary
 
 
 def load_input(path: Path) -> ReportInput:

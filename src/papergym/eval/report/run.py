@@ -9,16 +9,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from papergym.errors import BadInputError
+from papergym.eval.report.build import build_section, load_build
 from papergym.eval.report.compare import compare_section
 from papergym.eval.report.eval import eval_section
-from papergym.eval.report.parts import EvalDir, load_input
+from papergym.eval.report.kinds import REVIEW_EVAL_FILE, REVIEWS_FILE, folder_kind
+from papergym.eval.report.parts import EvalDir, Section, load_input, read_summary
 from papergym.eval.report.render import (
     HTML_TITLE,
     MARKDOWN_TITLE,
     render_html,
     render_markdown,
 )
-from papergym.jsonl import write_text_atomic
+from papergym.eval.report.review import (
+    ReviewDir,
+    ReviewEvalDir,
+    review_eval_section,
+    review_section,
+)
+from papergym.eval.report.train import load_train_run, train_section
+from papergym.jsonl import read_jsonl, write_text_atomic
+from papergym.review.evaluation import PAPERS_FILE, PaperPoint, ReviewEvalSummary
+from papergym.review.records import PaperReview
+from papergym.sources.files import refuse_link_out
 
 DEFAULT_EXAMPLES = 3
 
@@ -56,7 +68,7 @@ def write_report(
 ) -> ReportResult:
     """Read every input, then write ``out`` (HTML) and ``out`` with suffix ``.md``."""
     if not inputs:
-        raise BadInputError(None, "give at least one eval or compare folder")
+        raise BadInputError(None, "give at least one folder to report on")
     if out.suffix.lower() not in (".html", ".htm"):
         raise BadInputError(
             out, "the report's name must end in .html (report.md is written beside it)"
@@ -66,13 +78,48 @@ def write_report(
     markdown_path = out.with_suffix(".md")
     for path in (out, markdown_path):
         refuse_foreign_file(path)
-    loaded = [load_input(path) for path in inputs]
-    sections = [
-        eval_section(item, examples) if isinstance(item, EvalDir) else compare_section(item)
-        for item in loaded
-    ]
+    sections = read_sections(inputs, examples)
     html = render_html(sections, inputs)
     markdown = render_markdown(sections)
     write_text_atomic(out, html)
     write_text_atomic(markdown_path, markdown)
     return ReportResult(out, markdown_path, len(sections))
+
+
+def read_sections(inputs: Sequence[Path], examples: int) -> list[Section]:
+    """Every input read into its section, in the order given; the train runs together in one
+    section at the place of the first (their curves overlaid)."""
+    kinds = [folder_kind(path) for path in inputs]
+    runs = [load_train_run(p) for p, kind in zip(inputs, kinds, strict=True) if kind == "train"]
+    sections: list[Section] = []
+    for path, kind in zip(inputs, kinds, strict=True):
+        if kind == "train":
+            if runs:
+                sections.append(train_section(runs))
+                runs = []
+        elif kind in ("eval", "compare"):
+            item = load_input(path)
+            section = (
+                eval_section(item, examples) if isinstance(item, EvalDir) else compare_section(item)
+            )
+            sections.append(section)
+        elif kind == "review":
+            refuse_link_out(path / REVIEWS_FILE, path)
+            reviews = read_jsonl(path / REVIEWS_FILE, PaperReview)
+            sections.append(review_section(ReviewDir(str(path), reviews)))
+        elif kind == "review-eval":
+            sections.append(review_eval_section(_review_eval(path)))
+        else:
+            refuse_link_out(path / "card.json", path)
+            sections.append(build_section(load_build(path)))
+    return sections
+
+
+def _review_eval(path: Path) -> ReviewEvalDir:
+    for name in (REVIEW_EVAL_FILE, PAPERS_FILE):
+        if (path / name).exists():
+            refuse_link_out(path / name, path)
+    summary = read_summary(path / REVIEW_EVAL_FILE, ReviewEvalSummary)
+    papers_path = path / PAPERS_FILE
+    papers = read_jsonl(papers_path, PaperPoint) if papers_path.is_file() else []
+    return ReviewEvalDir(str(path), summary, papers)
