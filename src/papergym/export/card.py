@@ -683,7 +683,9 @@ def card_data(
 ) -> dict[str, Any]:
     """Everything ``card.json`` holds (``leakage_comparison`` only when compared, ``mix``
     only for a build with a discipline mix)."""
-    extra: dict[str, Any] = {"leakage_comparison": [dict(r) for r in comparison]} if comparison else {}
+    extra: dict[str, Any] = (
+        {"leakage_comparison": [dict(r) for r in comparison]} if comparison else {}
+    )
     if mix:
         extra["mix"] = dict(mix)
     return {

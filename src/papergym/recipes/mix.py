@@ -47,7 +47,9 @@ def parse_mix(text: str) -> dict[str, float]:
         try:
             mix[key.strip()] = float(share)
         except ValueError:
-            raise ValueError(f"mix share {share.strip()!r} of {key.strip()!r} is not a number") from None
+            raise ValueError(
+                f"mix share {share.strip()!r} of {key.strip()!r} is not a number"
+            ) from None
     return check_mix(mix)
 
 
@@ -184,8 +186,16 @@ def select_mix(
         pool = sorted(source for source, found in disciplines.items() if found == label)
         taken = random.Random(f"{seed}:{key}").sample(pool, min(wanted, len(pool)))
         selected += taken
-        rows.append(MixRow(key=key, label=label, share=mix[key], wanted=wanted,
-                           available=len(pool), selected=len(taken)))  # fmt: skip
+        rows.append(
+            MixRow(
+                key=key,
+                label=label,
+                share=mix[key],
+                wanted=wanted,
+                available=len(pool),
+                selected=len(taken),
+            )
+        )
     return MixSelection(
         mix=dict(mix), target=target, seed=seed, rows=tuple(rows), selected=tuple(sorted(selected))
     )
@@ -218,6 +228,11 @@ def achieved_mix(selection: MixSelection, domains: Sequence[str]) -> list[dict[s
         for row in selection.rows
     ]
     if other:
-        rows.append({"discipline": "other", "instances": other,
-                     "instance_share": round(other / instance_total, 4)})  # fmt: skip
+        rows.append(
+            {
+                "discipline": "other",
+                "instances": other,
+                "instance_share": round(other / instance_total, 4),
+            }
+        )
     return rows

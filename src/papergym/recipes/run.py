@@ -23,10 +23,10 @@ from papergym.recipes.endpoint import choose_builder, ensure_answering
 from papergym.recipes.mix import UNKNOWN, MixSelection, select_mix, source_disciplines
 from papergym.recipes.output import BuildSettings, check_output, settings_for, start_output
 from papergym.recipes.reading import SourceReader
-from papergym.sources.discover import PaperSource
 from papergym.recipes.runner import Builder, BuildResult, open_sources, usage_json
 from papergym.recipes.settings import BuildSection
 from papergym.recipes.steps import ProgressHook
+from papergym.sources.discover import PaperSource
 
 EXTRACTIVE_NOTE = (
     "Built by the extractive baseline: sentences are selected from the paper, not written; "
@@ -109,8 +109,12 @@ def _guessed_discipline(source: PaperSource) -> str | None:
 def _mix_settings(section: BuildSection, selection: MixSelection | None) -> dict[str, object]:
     if selection is None:
         return {}
-    return {"mix": section.mix, "target": section.target, "seed": section.seed,
-            "selection": selection.digest}  # fmt: skip
+    return {
+        "mix": section.mix,
+        "target": section.target,
+        "seed": section.seed,
+        "selection": selection.digest,
+    }
 
 
 async def _run(
@@ -143,7 +147,10 @@ def _write_card(
     mix = None
     if selection is not None:
         domains = [i.domain or UNKNOWN for i in result.instances]
-        mix = {**selection.model_dump(exclude={"selected"}), "achieved": achieved_mix(selection, domains)}
+        mix = {
+            **selection.model_dump(exclude={"selected"}),
+            "achieved": achieved_mix(selection, domains),
+        }
 
     write_card(
         out,
