@@ -105,3 +105,13 @@ def test_a_mixed_build_reports_target_and_achieved_and_refuses_another_mix(
     assert "## Discipline mix" in (out / "card.md").read_text(encoding="utf-8")
     again = runner.invoke(app, [*args, *mix[:-1], "3"])
     assert again.exit_code == 2 and "selection" in again.output
+
+
+def test_a_mix_of_which_no_paper_is_found_is_one_line_exit_2(tmp_path: Path) -> None:
+    papers = fetched_papers(tmp_path / "papers", {"cs": 2})
+    out = tmp_path / "out"
+    flags = ["--mix", "math=0.5,bio=0.5", "--target", "2"]
+    result = runner.invoke(app, ["build", str(papers), "-o", str(out), *flags])
+    assert result.exit_code == 2
+    assert "no paper of the mix's disciplines (found: computer science)" in result.output
+    assert not out.exists()

@@ -20,7 +20,13 @@ from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig
 from papergym.llm.types import Role
 from papergym.recipes.endpoint import choose_builder, ensure_answering
-from papergym.recipes.mix import UNKNOWN, MixSelection, select_mix, source_disciplines
+from papergym.recipes.mix import (
+    UNKNOWN,
+    MixSelection,
+    achieved_mix,
+    select_mix,
+    source_disciplines,
+)
 from papergym.recipes.output import BuildSettings, check_output, settings_for, start_output
 from papergym.recipes.reading import SourceReader
 from papergym.recipes.runner import Builder, BuildResult, open_sources, usage_json
@@ -90,7 +96,11 @@ def _mixed(reader: SourceReader, section: BuildSection) -> MixSelection | None:
     if section.mix is None or section.target is None:
         return None
     disciplines = source_disciplines(reader.sources, guess=_guessed_discipline)
-    return select_mix(disciplines, section.mix, section.target, section.seed)
+    selection = select_mix(disciplines, section.mix, section.target, section.seed)
+    if not selection.selected:
+        found = ", ".join(sorted(set(disciplines.values()))) or "none"
+        raise BadInputError(None, f"no paper of the mix's disciplines (found: {found})")
+    return selection
 
 
 def _guessed_discipline(source: PaperSource) -> str | None:
@@ -142,7 +152,6 @@ def _write_card(
     out: Path, result: BuildResult, settings: BuildSettings, selection: MixSelection | None
 ) -> None:
     from papergym.export.card import write_card
-    from papergym.recipes.mix import achieved_mix
 
     mix = None
     if selection is not None:
