@@ -284,3 +284,12 @@ def test_held_out_ares_rows_are_judged_as_documents_and_paper_rows_as_plans() ->
     paper, document = held_out_instances([{**row, "recipe": "papergym"}, {**row, "recipe": "ares"}])
     assert paper.source_kind == "paper"
     assert document.source_kind == "document"
+
+
+def test_held_out_rows_keep_their_discipline_and_older_rows_read_without_one() -> None:
+    from papergym.train.evaluation import held_out_instances
+
+    rubric = train_instance("p", TOPICS[0]).rubric.model_dump_json()
+    row = {"instance_id": "x", "question": "Q?", "reference": "R.", "rubric": rubric}
+    mixed, older = held_out_instances([{**row, "domain": "physics"}, row])
+    assert (mixed.domain, older.domain) == ("physics", "")

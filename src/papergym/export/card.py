@@ -18,6 +18,7 @@ from typing import Any
 from papergym import __version__
 from papergym.export.common import counts
 from papergym.export.leakage_card import action_lines, action_stats, comparison_lines
+from papergym.export.mix_card import mix_lines
 from papergym.records import BuildFailure, Drop, Instance
 from papergym.redact import redact_data
 
@@ -658,13 +659,16 @@ def render_card(
     failures: Sequence[BuildFailure] = (),
     split_rule: Mapping[str, Any] | None = None,
     comparison: Sequence[dict[str, Any]] = (),
+    mix: Mapping[str, Any] | None = None,
 ) -> str:
     """``card.md`` text from the numbers (pure, for tests); ``comparison``: other datasets'
-    audit rates (:func:`papergym.export.leakage_card.read_comparison`)."""
+    audit rates (:func:`papergym.export.leakage_card.read_comparison`); ``mix``: the build's
+    discipline mix, target against achieved."""
     lines = [
         *_what_section(stats),
         *_builder_section(stats, builder_note),
         *_counts_section(stats, splits, split_rule),
+        *mix_lines(mix),
         *_failures_section(failures, _source_noun(stats)),
         *_rubric_section(stats),
         *_leakage_section(stats, leakage, config.get("leakage_action"), comparison),
@@ -688,9 +692,15 @@ def card_data(
     failures: Sequence[BuildFailure] = (),
     split_rule: Mapping[str, Any] | None = None,
     comparison: Sequence[dict[str, Any]] = (),
+    mix: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Everything ``card.json`` holds (``leakage_comparison`` only when compared)."""
-    extra = {"leakage_comparison": [dict(r) for r in comparison]} if comparison else {}
+    """Everything ``card.json`` holds (``leakage_comparison`` only when compared, ``mix``
+    only for a build with a discipline mix)."""
+    extra: dict[str, Any] = (
+        {"leakage_comparison": [dict(r) for r in comparison]} if comparison else {}
+    )
+    if mix:
+        extra["mix"] = dict(mix)
     return {
         "papergym_version": __version__,
         "stats": _with_action(card_stats(instances, drops), instances, drops, config),
@@ -721,6 +731,7 @@ def write_card(
     failures: Sequence[BuildFailure] = (),
     split_rule: Mapping[str, Any] | None = None,
     comparison: Sequence[dict[str, Any]] = (),
+    mix: Mapping[str, Any] | None = None,
 ) -> None:
     """Write ``card.md`` and ``card.json`` into ``out_dir``.
 
@@ -743,6 +754,7 @@ def write_card(
             failures=failures,
             split_rule=split_rule,
             comparison=comparison,
+            mix=mix,
         )
     )
     text = render_card(
@@ -756,6 +768,7 @@ def write_card(
         failures=[BuildFailure.model_validate(f) for f in data["failed"]],
         split_rule=data["split_rule"],
         comparison=data.get("leakage_comparison") or (),
+        mix=data.get("mix"),
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "card.md").write_text(text, encoding="utf-8")

@@ -370,6 +370,7 @@ def run_export(
             splits=result.rows,
             split_rule=split_rule,
             comparison=comparison,
+            mix=_build_card(build_dir).get("mix"),  # the build's discipline mix, as it reported it
         )
         if config_yaml is not None:
             write_text_atomic(target / CONFIG_FILE, config_yaml)

@@ -41,6 +41,7 @@ TRL_SCHEMA = pa.schema(
         ("instance_id", pa.string()),
         ("paper_id", pa.string()),
         ("recipe", pa.string()),
+        ("domain", pa.string()),
     ]
 )
 
@@ -103,6 +104,7 @@ def trl_row(instance: Instance, *, system_prompt: str | None = None) -> dict[str
         "instance_id": instance.id,
         "paper_id": instance.paper_id,
         "recipe": instance.recipe,
+        "domain": instance.domain,  # the discipline, to filter or weight a mixed dataset by
     }
 
 

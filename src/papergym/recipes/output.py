@@ -75,6 +75,10 @@ class BuildSettings(BaseModel):
     models: dict[str, str] = {}  # role → "backend:model", so a different model is a different build
     endpoints: dict[str, str] = {}  # role → where that model is served (:func:`served_by`)
     stages: str = STAGE_SET  # the stage set; another one (the old "field" set) is another build
+    mix: dict[str, float] | None = None  # build --mix: the discipline shares sampled to
+    target: int | None = None  # papers sampled to the mix
+    seed: int = 0  # the mix sample's seed
+    selection: str = ""  # digest of the sources the mix selected (recipes.mix.MixSelection)
     papergym_version: str = __version__
 
     def identity(self, without: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -93,6 +97,10 @@ class BuildSettings(BaseModel):
             "max_unit_words": self.max_unit_words,
             "stages": self.stages,
         }
+        if self.mix is not None:  # an unmixed build's identity stays what it always was
+            identity.update(
+                mix=self.mix, target=self.target, seed=self.seed, selection=self.selection
+            )
         if self.builder == "llm":
             identity["leakage_judge"] = self.leakage_judge
             if self.leakage_judge:

@@ -156,6 +156,11 @@ class SourceReader:
         ]
         return cls(sorted(found, key=lambda pair: pair[1]), out)
 
+    def only(self, relatives: Sequence[str]) -> SourceReader:
+        """These sources of the listed ones (by relative path), in build order; nothing read."""
+        kept = set(relatives)
+        return SourceReader([pair for pair in self.sources if pair[1] in kept], self.out)
+
     def entry_file(self, relative: str) -> Path:
         return self.out / "sources" / f"{content_hash(relative)}.json"
 

@@ -20,11 +20,19 @@ from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig
 from papergym.llm.types import Role
 from papergym.recipes.endpoint import choose_builder, ensure_answering
+from papergym.recipes.mix import (
+    UNKNOWN,
+    MixSelection,
+    achieved_mix,
+    select_mix,
+    source_disciplines,
+)
 from papergym.recipes.output import BuildSettings, check_output, settings_for, start_output
 from papergym.recipes.reading import SourceReader
 from papergym.recipes.runner import Builder, BuildResult, open_sources, usage_json
 from papergym.recipes.settings import BuildSection
 from papergym.recipes.steps import ProgressHook
+from papergym.sources.discover import PaperSource
 
 EXTRACTIVE_NOTE = (
     "Built by the extractive baseline: sentences are selected from the paper, not written; "
@@ -56,6 +64,10 @@ def build_papers(
         raise BadInputError(None, "recipe ares builds documents: use build_corpus")
     chosen = choose_builder(section.builder, llm)
     section = section.model_copy(update={"builder": chosen})
+    reader = SourceReader.discover(sources, out)
+    selection = _mixed(reader, section)
+    if selection is not None:
+        reader = reader.only(selection.selected)
     settings = settings_for(
         section.recipe,
         chosen,
@@ -66,14 +78,53 @@ def build_papers(
         limit=section.limit,
         paper_concurrency=section.paper_concurrency,
         max_unit_words=section.max_unit_words,
+        **_mix_settings(section, selection),
     )
     resuming = check_output(out, settings)
-    reader = open_sources(sources, out)
+    reader = open_sources(reader, out)
     saved = config_yaml(section) if config_yaml is not None else None
     client_config = llm if chosen == "llm" else None
     result = asyncio.run(_run(out, settings, saved, client_config, reader, progress))
-    _write_card(out, result, settings)
-    return replace(result, resuming=resuming)
+    _write_card(out, result, settings, selection)
+    warnings = tuple(selection.shortfalls()) if selection is not None else ()
+    return replace(result, resuming=resuming, warnings=warnings)
+
+
+def _mixed(reader: SourceReader, section: BuildSection) -> MixSelection | None:
+    """The sources ``build.mix`` selects (None without a mix): each paper's discipline by its
+    metadata.json categories, else the offline guess from its title and abstract."""
+    if section.mix is None or section.target is None:
+        return None
+    disciplines = source_disciplines(reader.sources, guess=_guessed_discipline)
+    selection = select_mix(disciplines, section.mix, section.target, section.seed)
+    if not selection.selected:
+        found = ", ".join(sorted(set(disciplines.values()))) or "none"
+        raise BadInputError(None, f"no paper of the mix's disciplines (found: {found})")
+    return selection
+
+
+def _guessed_discipline(source: PaperSource) -> str | None:
+    """The extractive builder's offline discipline guess for a paper without categories
+    (None when it cannot be read: the build reports that paper's failure itself)."""
+    from papergym.ingestion import read_paper
+    from papergym.recipes.extractive import domain_of
+
+    try:
+        paper = read_paper(source)
+    except BadInputError:
+        return None
+    return domain_of(f"{paper.title}. {paper.abstract}") or None
+
+
+def _mix_settings(section: BuildSection, selection: MixSelection | None) -> dict[str, object]:
+    if selection is None:
+        return {}
+    return {
+        "mix": section.mix,
+        "target": section.target,
+        "seed": section.seed,
+        "selection": selection.digest,
+    }
 
 
 async def _run(
@@ -97,8 +148,18 @@ async def _run(
             await llm.aclose()
 
 
-def _write_card(out: Path, result: BuildResult, settings: BuildSettings) -> None:
+def _write_card(
+    out: Path, result: BuildResult, settings: BuildSettings, selection: MixSelection | None
+) -> None:
     from papergym.export.card import write_card
+
+    mix = None
+    if selection is not None:
+        domains = [i.domain or UNKNOWN for i in result.instances]
+        mix = {
+            **selection.model_dump(exclude={"selected"}),
+            "achieved": achieved_mix(selection, domains),
+        }
 
     write_card(
         out,
@@ -109,4 +170,5 @@ def _write_card(out: Path, result: BuildResult, settings: BuildSettings) -> None
         builder_note=EXTRACTIVE_NOTE if settings.builder == "extractive" else None,
         leakage=None,
         failures=result.failures,
+        mix=mix,
     )

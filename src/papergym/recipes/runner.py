@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.llm.client import LLMClient
 from papergym.llm.usage import UsageTracker
 from papergym.recipes.draft import PaperDraft
+from papergym.recipes.mix import UNKNOWN, source_disciplines
 from papergym.recipes.output import BuildSettings as BuildSettings
 from papergym.recipes.output import check_output as check_output
 from papergym.recipes.output import prepare_output as prepare_output
@@ -89,6 +90,7 @@ class BuildResult:
     out: Path = Path()
     failures: list[BuildFailure] = field(default_factory=list)
     resuming: bool = False  # the folder held this build before the run
+    warnings: tuple[str, ...] = ()  # one line each, for the summary (a mix's shortfalls)
 
     def drops_by_step(self) -> Counter[tuple[str, str]]:
         """How many papers each step dropped, and why (:func:`~.steps.drops_by_step`)."""
@@ -130,15 +132,16 @@ def _relocate_paper(folder: Path, source: str) -> None:
         write_text_atomic(path, text.replace(quoted, json.dumps(source, ensure_ascii=False)[1:-1]))
 
 
-def open_sources(sources: Sequence[Path], out: Path) -> SourceReader:
+def open_sources(sources: Sequence[Path] | SourceReader, out: Path) -> SourceReader:
     """The sources of a build, checked before anything is written.
 
     A SOURCE that does not exist or holds no LaTeX, or sources of which not one paper can be
     read, is a :class:`BadInputError` (one line naming the path). Sources are read in order only
     until the first readable one (or one an earlier run of ``out`` read); the rest are read
-    lazily by :class:`Builder`.
+    lazily by :class:`Builder`. Sources already listed (a :class:`SourceReader`) are checked
+    as they are.
     """
-    reader = SourceReader.discover(sources, out)
+    reader = sources if isinstance(sources, SourceReader) else SourceReader.discover(sources, out)
     failures: list[tuple[Path, str]] = []
     for index, (source, _) in enumerate(reader.sources):
         opened = reader.prefetch(index)
@@ -186,9 +189,15 @@ class Builder:
     llm: LLMClient | None = None
     progress: ProgressHook | None = None
     steps: Sequence[Step[PaperDraft]] | None = None
+    # Relative source → discipline label for the instances' domain (None: from each paper's
+    # metadata.json categories, where it has them; otherwise the builder's own guess stays).
+    disciplines: Mapping[str, str] | None = None
 
     async def run(self, sources: Sequence[Path] | SourceReader) -> BuildResult:
         reader = sources if isinstance(sources, SourceReader) else open_sources(sources, self.out)
+        if self.disciplines is None:
+            known = source_disciplines(reader.sources)
+            self.disciplines = {s: d for s, d in known.items() if d != UNKNOWN}
         steps = self.steps or self._recipe_steps()
         limit = self.settings.limit
         self._tick("papers", len(reader.sources) if limit is None else limit, "")
@@ -301,8 +310,9 @@ class Builder:
             instance = _load(folder / "instance.json", Instance)
             drop = _final_drop(folder)
             if instance is not None:
-                if instance.source_path != source:
-                    instance = instance.model_copy(update={"source_path": source})
+                domain = (self.disciplines or {}).get(source, instance.domain)
+                if (instance.source_path, instance.domain) != (source, domain):
+                    instance = instance.model_copy(update={"source_path": source, "domain": domain})
                     _save(folder / "instance.json", instance)
                     _relocate_paper(folder, source)
                 instances.append(instance)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from papergym.configbase import ConfigSection
+from papergym.recipes.mix import check_mix, parse_mix
 
 LeakageAction = Literal["keep", "remove", "replace"]
 """What a build does with a criterion the leakage judge finds inferable from the question."""
@@ -53,3 +54,31 @@ class BuildSection(ConfigSection):
     ares.concurrency (--paper-concurrency, default 64)."""
     max_unit_words: int = Field(1200, ge=100)
     """Longest text unit one extraction call reads; longer sections are chunked."""
+    mix: dict[str, float] | None = None
+    """Build papers sampled to this discipline mix, KEY=SHARE,... with keys cs, physics, econ,
+    math, stat, bio, finance, eng and shares in (0, 1] summing to 1 (null: every paper); needs
+    build.target. Disciplines come from each paper's metadata.json arXiv categories, else the
+    offline guess from title and abstract (--mix, e.g. cs=0.5,physics=0.25,econ=0.25)."""
+    target: int | None = Field(None, ge=1)
+    """Papers to sample to build.mix; a discipline with too few papers gives all it has and
+    is not topped up from others (--target)."""
+    seed: int = 0
+    """Seed of the build.mix sample: the same seed and papers give the same selection (--seed)."""
+
+    @field_validator("mix", mode="before")
+    @classmethod
+    def _mix_text(cls, value: Any) -> Any:
+        """The flag's ``cs=0.5,physics=0.5`` text, or a mapping as a config file writes it."""
+        if isinstance(value, str):
+            return parse_mix(value) if value.strip() else None
+        return value
+
+    @model_validator(mode="after")
+    def _mix_needs_target(self) -> BuildSection:
+        if self.mix is not None:
+            check_mix(self.mix)
+            if self.target is None:
+                raise ValueError("build.mix needs build.target (--target N), the papers to sample")
+        elif self.target is not None:
+            raise ValueError("build.target samples to build.mix; give --mix too (or use --limit)")
+        return self

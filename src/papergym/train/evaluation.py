@@ -66,6 +66,7 @@ def held_out_instances(rows: Sequence[dict[str, Any]]) -> list[Instance]:
             # a TRL row carries only its recipe: ARES rows are judged as documents, not plans
             source_kind=source_kind_of(row.get("recipe")),
             paper_id=row.get("paper_id") or "",
+            domain=row.get("domain") or "",  # rows exported before the column read as ""
             question=row["question"],
             reference_answer=row["reference"],
             rubric=Rubric.model_validate_json(row["rubric"]),

@@ -54,6 +54,9 @@ OutOption = Annotated[
     limit="build.limit",
     leakage_judge="build.leakage_judge",
     paper_concurrency="build.paper_concurrency",
+    mix="build.mix",
+    target="build.target",
+    seed="build.seed",
 )
 @llm_options()
 def build(

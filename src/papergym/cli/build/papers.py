@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from papergym.cli.build.output import (
@@ -15,7 +16,7 @@ from papergym.cli.build.output import (
     exit_nothing_built,
     reasons_table,
 )
-from papergym.cli.common import stdout
+from papergym.cli.common import stderr, stdout
 from papergym.cli.progress import StepBars
 from papergym.llm.report import usage_table
 from papergym.recipes.run import build_papers
@@ -38,6 +39,8 @@ def build_papers_command(
         result = build_papers(
             paths, out, resolved.build, resolved.llm, config_yaml=saved, progress=bars.hook
         )
+    for line in result.warnings:  # a mix's shortfalls: said once, before the summary
+        stderr.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
     if json_output:
         print(json.dumps(_summary_json(result), ensure_ascii=False, indent=2))
     else:
@@ -71,6 +74,7 @@ def _summary_json(result: BuildResult) -> dict[str, object]:
         "resumed_papers": result.resumed if result.resuming else 0,
         "drops": [d.model_dump() for d in result.drops],
         "failed": [f.model_dump() for f in result.failures],
+        "warnings": list(result.warnings),
         "usage": usage_json(result.usage),
     }
 
