@@ -68,8 +68,10 @@ def write_report(
         refuse_foreign_file(path)
     loaded = [load_input(path) for path in inputs]
     sections = [
-        eval_section(item, examples) if isinstance(item, EvalDir) else compare_section(item)
-        for item in loaded
+        eval_section(item, examples, str(index))
+        if isinstance(item, EvalDir)
+        else compare_section(item, str(index))
+        for index, item in enumerate(loaded)
     ]
     html = render_html(sections, inputs)
     markdown = render_markdown(sections)
