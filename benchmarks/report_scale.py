@@ -84,9 +84,7 @@ def write_eval_dir(path: Path, questions: int, seed: int = 0) -> Path:
                     judge="offline",
                 )
             )
-    systems = [
-        er.EvalSystem(name=name, spec=name, kind="endpoint", model=name) for name in SYSTEMS
-    ]
+    systems = [er.EvalSystem(name=name, spec=name, kind="endpoint", model=name) for name in SYSTEMS]
     summaries, pairs = summarise(systems, scores, Bootstrap(resamples=200))
     summary = er.EvalSummary(
         version="bench",
@@ -175,22 +173,28 @@ def main() -> int:
     root = args.keep or Path(tempfile.mkdtemp(prefix="report-scale-"))
     started = time.perf_counter()
     folder = write_eval_dir(root / "eval", questions)
-    print(f"eval folder: {questions} questions × {len(SYSTEMS)} systems "
-          f"({time.perf_counter() - started:.1f} s to write)")
+    print(
+        f"eval folder: {questions} questions × {len(SYSTEMS)} systems "
+        f"({time.perf_counter() - started:.1f} s to write)"
+    )
     started = time.perf_counter()
     page = root / "report.html"
     write_report([folder], page)
-    print(f"papergym report: {time.perf_counter() - started:.2f} s; page "
-          f"{page.stat().st_size / 1e6:.2f} MB")
+    print(
+        f"papergym report: {time.perf_counter() - started:.2f} s; page "
+        f"{page.stat().st_size / 1e6:.2f} MB"
+    )
     browser = chromium()
     if browser is None:
         print("Chromium not found: no browser timings")
         return 0
     dom, wall = dump_dom(browser, page.as_uri())
     total = shown(dom)
-    print(f"headless Chromium: first paint {body_timing(dom, 'first-paint-ms')}, first "
-          f"contentful paint {body_timing(dom, 'first-contentful-paint-ms')}, load event "
-          f"{body_timing(dom, 'load-ms')}; wall {wall:.1f} s for launch, load and dump")
+    print(
+        f"headless Chromium: first paint {body_timing(dom, 'first-paint-ms')}, first "
+        f"contentful paint {body_timing(dom, 'first-contentful-paint-ms')}, load event "
+        f"{body_timing(dom, 'load-ms')}; wall {wall:.1f} s for launch, load and dump"
+    )
     rows = dom.count('<details class="sample"')
     print(f"sample browser: {total[0]} of {total[1]} questions; {rows} rows in the DOM")
     filtered, _ = dump_dom(browser, page.as_uri() + "#system=grpo&min=0.9&sort=diff")

@@ -195,4 +195,4 @@ def test_the_judges_calls_tokens_and_the_answers_latency_are_recorded_per_system
     cells = " ".join(page.read_text(encoding="utf-8").split())
     assert "Cost, tokens and latency" in cells and "unpriced" in cells
     calls = {line.system: line.calls for line in lines}
-    assert f"<td>a</td>" in cells and f"{calls['a']:,} (0 from cache)" in cells
+    assert "<td>a</td>" in cells and f"{calls['a']:,} (0 from cache)" in cells

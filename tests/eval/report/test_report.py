@@ -338,7 +338,7 @@ def test_the_only_scripts_are_the_browsers_own_allowed_by_their_hash(
     _, html, _ = page
     blocks = SCRIPT_BLOCK.findall(html)
     code = [body for attributes, body in blocks if not attributes.strip()]
-    data = [body for attributes, _ in blocks if 'type="application/json"' in attributes]
+    data = [body for attributes, body in blocks if 'type="application/json"' in attributes]
     assert len(code) == 1 and len(data) == 2 and len(blocks) == 3  # one per section
     digest = base64.b64encode(hashlib.sha256(code[0].encode("utf-8")).digest()).decode()
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
@@ -346,7 +346,7 @@ def test_the_only_scripts_are_the_browsers_own_allowed_by_their_hash(
     assert f"script-src &#39;sha256-{digest}&#39;" in policy.group(1)
     assert "unsafe-inline" not in policy.group(1).split("script-src")[1]
     # the data blocks cannot be closed or commented out by an answer
-    assert all("<" not in body and ">" not in body for _, body in blocks if _)
+    assert all("<" not in body and ">" not in body for body in data)
 
 
 def test_report_loads_nothing_from_outside(page: tuple[Path, str, str]) -> None:
@@ -571,7 +571,7 @@ def test_a_filter_in_the_address_changes_what_the_browser_shows(
     assert console_messages(dom.stderr) == []
     assert browser_status(dom.stdout)[0] == (3, 8)
     rows = re.findall(r'<details class="sample"[^>]*>.*?</details>', dom.stdout, re.S)
-    opened = [row for row in rows if "<details class=\"sample\" open" in row]
+    opened = [row for row in rows if '<details class="sample" open' in row]
     assert opened, rows[:1]
     first = opened[0]
     # only the filtered system's answer, written as text: the hostile answer does not run
