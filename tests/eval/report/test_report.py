@@ -565,11 +565,18 @@ def test_a_filter_in_the_address_changes_what_the_browser_shows(
     page: tuple[Path, str, str],
 ) -> None:
     report, _, _ = page
-    # grpo's rewards are 0.40, 0.45, 0.50, 0.55, ...: three questions at most 0.5; q0 opened
-    dom = run_chromium(report, "--dump-dom", fragment="system=grpo&max=0.5&open=q0")
+    # grpo's rewards are 0.40, 0.45, 0.50, 0.55, ...: three questions at most 0.5, sorted by
+    # score, high first; q0 opened
+    fragment = "system=grpo&max=0.5&sort=score-down&open=q0"
+    dom = run_chromium(report, "--dump-dom", fragment=fragment)
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert console_messages(dom.stderr) == []
-    assert browser_status(dom.stdout)[0] == (3, 8)
+    status = browser_status(dom.stdout)
+    assert status[0] == (3, 8)
+    ids = re.findall(r'<span class="sample-id">([^<]+)</span>', dom.stdout)
+    assert ids[:3] == ["q2", "q1", "q0"]
+    # compare: grpo won half the parsed picks of each question; q3's verdicts did not parse
+    assert status[1] == (7, 8)
     rows = re.findall(r'<details class="sample"[^>]*>.*?</details>', dom.stdout, re.S)
     opened = [row for row in rows if '<details class="sample" open' in row]
     assert opened, rows[:1]
