@@ -26,7 +26,18 @@ from papergym.eval.summary import Bootstrap, summarise
 from papergym.jsonl import write_jsonl, write_text_atomic
 
 SYSTEMS = ("base", "grpo")
-WORDS = "method experiment baseline ablation dataset metric variance seed control result".split()
+WORDS = [
+    "method",
+    "experiment",
+    "baseline",
+    "ablation",
+    "dataset",
+    "metric",
+    "variance",
+    "seed",
+    "control",
+    "result",
+]
 
 
 def _answer(rng: random.Random, words: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import re
 from pathlib import Path
@@ -150,7 +151,7 @@ def test_win_tie_loss_intervals_are_in_lanes_of_their_own() -> None:
     assert len(set(lanes)) == 6  # no two share a height, in a row or across rows
     for row in (lines[:3], lines[3:]):
         ys = sorted(y for _, _, y in row)
-        assert all(b - a >= 4 for a, b in zip(ys, ys[1:], strict=False))  # caps ±2 px apart
+        assert all(b - a >= 4 for a, b in itertools.pairwise(ys))  # caps ±2 px apart
     rects = [float(y) for y in re.findall(r'<rect x="[\d.]+" y="([\d.]+)" width', svg)]
     bar_bottom = min(rects[:3]) + 20  # the first row's bar
     assert min(y for _, _, y in lines[:3]) > bar_bottom  # under the bar, not on it
