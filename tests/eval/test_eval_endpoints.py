@@ -167,3 +167,32 @@ def test_the_alpha_the_offline_judge_applied_is_recorded_and_shown(
     assert report.exit_code == 0, report.output
     markdown = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "α = 1 (reward.alpha 0.7 not applied: no general criterion graded)" in markdown
+
+
+def test_the_judges_calls_tokens_and_the_answers_latency_are_recorded_per_system(
+    data: Path, tmp_path: Path, servers: tuple[FakeOpenAIServer, FakeOpenAIServer]
+) -> None:
+    """Issue 26: the report's cost per system needs the judge's calls per system and each
+    answer's tokens and latency in the folder, not only in the terminal's table."""
+    from papergym.eval.records import EvalJudgeUsage  # here: the rest runs on older versions too
+
+    first, second = servers
+    with FakeOpenAIServer(responder=judge_responder) as judge:
+        judge_llm = [f"llm.default.base_url={judge.base_url}", "llm.default.model=judge-m"]
+        out = tmp_path / "eval"
+        systems = [f"a=openai:m@{first.base_url}", f"b=openai:m@{second.base_url}"]
+        result = _eval(out, data, *systems, *judge_llm, "llm.cache=false")
+        assert result.exit_code == 0, result.output
+        lines = read_jsonl(out / "judge_usage.jsonl", EvalJudgeUsage)
+        assert sorted(line.system for line in lines) == ["a", "b"]
+        assert sum(line.calls for line in lines) == judge.request_count > 0
+        assert all(line.answers == 4 and line.cost_usd is None for line in lines)  # unpriced
+    answers = read_jsonl(out / "answers.jsonl", EvalAnswer)
+    assert all(a.latency_s is not None and a.latency_s > 0 and not a.cached for a in answers)
+    assert all(a.completion_tokens is not None and a.cost_usd is None for a in answers)
+    page = tmp_path / "report.html"
+    assert runner.invoke(app, ["report", str(out), "-o", str(page)]).exit_code == 0
+    cells = " ".join(page.read_text(encoding="utf-8").split())
+    assert "Cost, tokens and latency" in cells and "unpriced" in cells
+    calls = {line.system: line.calls for line in lines}
+    assert "<td>a</td>" in cells and f"{calls['a']:,} (0 from cache)" in cells

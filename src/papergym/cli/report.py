@@ -51,9 +51,9 @@ def report(
     json_output: JsonOption = False,
     debug: DebugOption = False,
 ) -> None:
-    """Write a self-contained HTML report (plots, tables with intervals, example answers) and report.md.
+    """Write a self-contained HTML report (plots, tables with intervals, cost and latency, a browser of every question) and report.md.
 
-    The page opens with no network (inline SVG plots and style, no script). Eval, compare, train run, review, review eval and build folders are drawn; anything else is one line naming it, exit code 2, and nothing is written.
+    The page opens with no network (inline SVG plots and style; the sample browser's script is inline, allowed by its hash). Eval, compare, train run, review, review eval and build folders are drawn; anything else is one line naming it, exit code 2, and nothing is written.
     """
     result = write_report(inputs, out, examples)
     if json_output:

@@ -5,18 +5,31 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from collections.abc import Callable, Sequence
 
 from papergym.eval.benchmark import BenchmarkRule, benchmark_score
 from papergym.eval.log import RecordLog
-from papergym.eval.records import EvalAnswer, EvalQuestion, EvalScore, EvalVerdict
+from papergym.eval.records import (
+    EvalAnswer,
+    EvalJudgeUsage,
+    EvalQuestion,
+    EvalScore,
+    EvalVerdict,
+)
 from papergym.eval.systems import ResolvedSystem
 from papergym.export.common import chat_prompt
 from papergym.llm.cache import ResponseCache, default_cache_dir
 from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig
-from papergym.llm.types import LLMTransportError, LLMTruncatedError, Message, SamplingParams
-from papergym.llm.usage import UsageTracker
+from papergym.llm.types import (
+    LLMTransportError,
+    LLMTruncatedError,
+    Message,
+    SamplingParams,
+    Usage,
+)
+from papergym.llm.usage import UsageTracker, call_cost
 from papergym.records import Instance, RewardMode, Score
 from papergym.reward.factory import make_reward
 from papergym.reward.reward import RubricReward
@@ -79,6 +92,15 @@ def messages_for(instance: Instance, system_prompt: str | None) -> list[Message]
     return [Message.model_validate(m) for m in chat_prompt(instance.question, system_prompt)]
 
 
+def _answer_cost(client: LLMClient, usage: Usage, cached: bool) -> float | None:
+    """What one answer cost: None for an unpriced model (even from the cache), 0 from the
+    cache, else its tokens at the price of the model asked for (as the usage tracker does)."""
+    price = client.config.prices.get(client.config.for_role("policy").model)
+    if price is None:
+        return None
+    return 0.0 if cached else call_cost(price, usage)
+
+
 def _words(text: str) -> int:
     return len(text.split())
 
@@ -103,6 +125,7 @@ async def generate(
 
     async def one(instance: Instance, sample: int) -> None:
         messages = messages_for(instance, system.system_prompt)
+        started = time.perf_counter()
         try:
             result = await client.call(
                 "policy", messages, params=params, stage=f"eval:{name}", sample_index=sample
@@ -114,6 +137,11 @@ async def generate(
                 answer=result.text,
                 words=_words(result.text),
                 finish_reason=result.finish_reason,
+                prompt_tokens=result.usage.prompt_tokens,
+                completion_tokens=result.usage.completion_tokens,
+                latency_s=round(time.perf_counter() - started, 4),
+                cached=result.cached,
+                cost_usd=_answer_cost(client, result.usage, result.cached),
             )
         except LLMTruncatedError:
             record = EvalAnswer(
@@ -253,3 +281,52 @@ async def score_answers(
             progress(1)
 
     await asyncio.gather(*(one(a) for a in answers))
+
+
+def _usage_totals(tracker: UsageTracker) -> tuple[int, int, int, int, float, bool]:
+    """calls, cache hits, prompt and completion tokens, priced dollars, and whether every row
+    was priced."""
+    rows = list(tracker.rows.values())
+    return (
+        sum(r.calls for r in rows),
+        sum(r.cache_hits for r in rows),
+        sum(r.usage.prompt_tokens for r in rows),
+        sum(r.usage.completion_tokens for r in rows),
+        sum(r.cost for r in rows if r.cost is not None),
+        all(r.cost is not None for r in rows),
+    )
+
+
+async def score_by_system(
+    reward: RubricReward,
+    answers: Sequence[EvalAnswer],
+    instances: dict[str, Instance],
+    logs: tuple[RecordLog[EvalScore], RecordLog[EvalJudgeUsage]],
+    progress: Progress | None = None,
+    rule: BenchmarkRule = "papergym",
+) -> None:
+    """:func:`score_answers`, one system at a time, so the LLM judge's calls, tokens and cost
+    can be told apart per system (appended to the second log); the offline judge logs none."""
+    scores_log, usage_log = logs
+    tracker = judge_tracker(reward)
+    systems = list(dict.fromkeys(a.system for a in answers))
+    for system in systems:
+        mine = [a for a in answers if a.system == system]
+        before = _usage_totals(tracker) if tracker else None
+        await score_answers(reward, mine, instances, scores_log, progress, rule)
+        if tracker is None or before is None:
+            continue
+        after = _usage_totals(tracker)
+        usage_log.append(
+            [
+                EvalJudgeUsage(
+                    system=system,
+                    answers=len(mine),
+                    calls=after[0] - before[0],
+                    cache_hits=after[1] - before[1],
+                    prompt_tokens=after[2] - before[2],
+                    completion_tokens=after[3] - before[3],
+                    cost_usd=round(after[4] - before[4], 8) if after[5] else None,
+                )
+            ]
+        )

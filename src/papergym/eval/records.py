@@ -23,6 +23,7 @@ SCORES_FILE = "scores.jsonl"
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.yaml"
 QUESTIONS_FILE = "questions.jsonl"
+JUDGE_USAGE_FILE = "judge_usage.jsonl"
 
 
 class Estimate(Record):
@@ -86,6 +87,36 @@ class EvalAnswer(Record):
         description="Why there is no answer (cut at max_tokens); such an answer is unscored, "
         "never 0.",
     )
+    prompt_tokens: int | None = Field(
+        default=None, ge=0, description="Prompt tokens of the call (None: not recorded)."
+    )
+    completion_tokens: int | None = Field(
+        default=None, ge=0, description="Tokens of the answer (None: not recorded)."
+    )
+    latency_s: float | None = Field(
+        default=None, ge=0.0, description="Seconds from asking to the whole answer."
+    )
+    cached: bool = Field(
+        default=False, description="The answer came from the response cache (no tokens, no wait)."
+    )
+    cost_usd: float | None = Field(
+        default=None,
+        description="Dollars the call cost (0 from the cache); None when the model has no "
+        "price, or for answers from before it was recorded (then tokens are None too).",
+    )
+
+
+class EvalJudgeUsage(Record):
+    """The LLM judge's calls while scoring one system's answers in one run: a line of
+    ``judge_usage.jsonl``; a resumed eval appends its own, so the lines add up."""
+
+    system: str
+    answers: int = Field(ge=0, description="Answers scored in this run.")
+    calls: int = Field(ge=0, description="Calls sent to the judge's endpoint.")
+    cache_hits: int = Field(ge=0)
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    cost_usd: float | None = Field(description="None when the judge's model has no price.")
 
 
 class EvalVerdict(Record):

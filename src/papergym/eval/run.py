@@ -28,17 +28,19 @@ from papergym.eval.evaluate import (
     eval_reward,
     generate,
     judge_tracker,
-    score_answers,
+    score_by_system,
     system_client,
 )
 from papergym.eval.log import RecordLog
 from papergym.eval.records import (
     ANSWERS_FILE,
     CONFIG_FILE,
+    JUDGE_USAGE_FILE,
     QUESTIONS_FILE,
     SCORES_FILE,
     SUMMARY_FILE,
     EvalAnswer,
+    EvalJudgeUsage,
     EvalScore,
     EvalSummary,
 )
@@ -291,7 +293,8 @@ async def _evaluate(
     ]
     by_id = {i.id: i for i in data.instances}
     rule = rule_for(section.scoring, data.format)
-    await score_answers(reward, todo, by_id, scores_log, progress, rule)
+    usage_log = RecordLog(out / JUDGE_USAGE_FILE, EvalJudgeUsage)
+    await score_by_system(reward, todo, by_id, (scores_log, usage_log), progress, rule)
     return wanted.kept(scores_log.read()), failures
 
 

@@ -7,6 +7,8 @@ change of their schema breaks these tests rather than the report in a user's han
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 import shutil
 import struct
@@ -322,8 +324,34 @@ def test_report_draws_each_plot_inline(page: tuple[Path, str, str]) -> None:
     assert re.search(r"grpo: r = 1\.00 \[", html)
 
 
+SCRIPT_BLOCK = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.S | re.I)
+
+
+def without_scripts(html: str) -> str:
+    """The page without its script elements: the browser's inline script and its JSON data."""
+    return SCRIPT_BLOCK.sub("", html)
+
+
+def test_the_only_scripts_are_the_browsers_own_allowed_by_their_hash(
+    page: tuple[Path, str, str],
+) -> None:
+    _, html, _ = page
+    blocks = SCRIPT_BLOCK.findall(html)
+    code = [body for attributes, body in blocks if not attributes.strip()]
+    data = [body for attributes, body in blocks if 'type="application/json"' in attributes]
+    assert len(code) == 1 and len(data) == 2 and len(blocks) == 3  # one per section
+    digest = base64.b64encode(hashlib.sha256(code[0].encode("utf-8")).digest()).decode()
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert policy is not None
+    assert f"script-src &#39;sha256-{digest}&#39;" in policy.group(1)
+    assert "unsafe-inline" not in policy.group(1).split("script-src")[1]
+    # the data blocks cannot be closed or commented out by an answer
+    assert all("<" not in body and ">" not in body for body in data)
+
+
 def test_report_loads_nothing_from_outside(page: tuple[Path, str, str]) -> None:
     _, html, _ = page
+    html = without_scripts(html)
     # real tags only: escaped answer text ("&lt;img src=...") is not markup
     tags = re.findall(r"<[a-zA-Z][^>]*>", html)
     assert not [t for t in tags if re.match(r"<(script|link|iframe|img|object|embed)\b", t, re.I)]
@@ -335,6 +363,7 @@ def test_report_loads_nothing_from_outside(page: tuple[Path, str, str]) -> None:
 
 def test_answer_with_script_is_shown_as_text(page: tuple[Path, str, str]) -> None:
     _, html, markdown = page
+    html = without_scripts(html)
     assert "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;" in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "<script" not in html.lower() and "<img" not in html.lower()
@@ -395,7 +424,8 @@ def chromium() -> str | None:
 CHROMIUM_FLAGS = ("--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars")
 
 
-def run_chromium(page: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+def run_chromium(page: Path, *flags: str, fragment: str = "") -> subprocess.CompletedProcess[str]:
+    """Chromium on ``page`` (with ``#fragment``: how the sample browser's filter is set)."""
     browser = chromium()
     if browser is None:
         pytest.skip(
@@ -403,7 +433,14 @@ def run_chromium(page: Path, *flags: str) -> subprocess.CompletedProcess[str]:
             "it with apt-get install chromium"
         )
     return subprocess.run(
-        [browser, *CHROMIUM_FLAGS, "--enable-logging=stderr", "--v=0", *flags, page.as_uri()],
+        [
+            browser,
+            *CHROMIUM_FLAGS,
+            "--enable-logging=stderr",
+            "--v=0",
+            *flags,
+            page.as_uri() + (f"#{fragment}" if fragment else ""),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -488,8 +525,12 @@ def test_page_loads_in_headless_chromium_with_plots_and_no_console_errors(
     assert console_messages(dom.stderr) == []
     # the browser parsed the plots as SVG and the hostile answer as text
     assert dom.stdout.count("<svg") == 10
-    assert "<script" not in dom.stdout.lower()
-    assert "&lt;script&gt;" in dom.stdout
+    body = without_scripts(dom.stdout)
+    assert "<script" not in body.lower() and "<img" not in body.lower()
+    assert "&lt;script&gt;" in body
+    # the sample browser drew itself: every question counted, one page of rows, none opened
+    assert 'data-shown="8" data-total="8"' in body
+    assert body.count('<details class="sample"') == 8 + 8  # eval's and compare's questions
     width, height, pixels = png_pixels(shot.read_bytes())
     assert (width, height) == (640, 1200)
     grey = [sum(p[:3]) / 3 for row in pixels[::4] for p in row[::4]]
@@ -507,3 +548,69 @@ def test_examples_show_the_question_and_each_criterions_text(page: tuple[Path, s
     _, html, _ = page
     assert re.search(r'<p class="question">How would you study question [^<]+\?</p>', html)
     assert "<td>text of general-soundness</td>" in html
+
+
+# ------------------------------------------------------------------------------ sample browser
+
+
+def browser_status(dom: str) -> list[tuple[int, int]]:
+    """Each sample browser's (questions shown, questions in all), in page order."""
+    return [
+        (int(shown), int(total))
+        for shown, total in re.findall(r'data-shown="(\d+)" data-total="(\d+)"', dom)
+    ]
+
+
+def test_a_filter_in_the_address_changes_what_the_browser_shows(
+    page: tuple[Path, str, str],
+) -> None:
+    report, _, _ = page
+    # grpo's rewards are 0.40, 0.45, 0.50, 0.55, ...: three questions at most 0.5, sorted by
+    # score, high first; q0 opened
+    fragment = "system=grpo&max=0.5&sort=score-down&open=q0"
+    dom = run_chromium(report, "--dump-dom", fragment=fragment)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert console_messages(dom.stderr) == []
+    status = browser_status(dom.stdout)
+    assert status[0] == (3, 8)
+    ids = re.findall(r'<span class="sample-id">([^<]+)</span>', dom.stdout)
+    assert ids[:3] == ["q2", "q1", "q0"]
+    # compare: grpo won half the parsed picks of each question; q3's verdicts did not parse
+    assert status[1] == (7, 8)
+    rows = re.findall(r'<details class="sample"[^>]*>.*?</details>', dom.stdout, re.S)
+    opened = [row for row in rows if '<details class="sample" open' in row]
+    assert opened, rows[:1]
+    first = opened[0]
+    # only the filtered system's answer, written as text: the hostile answer does not run
+    assert "<h4>grpo" in first and "<h4>base" not in first
+    assert "&lt;script&gt;document.title" in first and "<script>document" not in first
+    assert "text of q0-c1" in first and "criterion 1 &lt;b&gt;reason&lt;/b&gt;" in first
+    assert re.search(r'<td class="(pass|fail)">(pass|fail)</td>', first)
+
+
+@pytest.mark.slow
+def test_the_browser_pages_many_questions_and_filters_by_criterion(tmp_path: Path) -> None:
+    """120 questions: 50 rows drawn, not 120; a criterion filter and the last page."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "report_scale.py"
+    spec = importlib.util.spec_from_file_location("report_scale", path)
+    assert spec is not None and spec.loader is not None
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
+    folder = scale.write_eval_dir(tmp_path / "eval", 120)
+    report = tmp_path / "report.html"
+    write_report([folder], report)
+    dom = run_chromium(report, "--dump-dom").stdout
+    assert browser_status(dom) == [(120, 120)] and dom.count('<details class="sample"') == 50
+    scores = [
+        er.EvalScore.model_validate_json(line)
+        for line in (folder / er.SCORES_FILE).read_text().splitlines()
+    ]
+    met = {s.instance_id for s in scores if s.system == "base" and s.verdicts[0].passed}
+    dom = run_chromium(
+        report, "--dump-dom", fragment="system=base&criterion=c1&met=yes&page=9"
+    ).stdout
+    assert browser_status(dom) == [(len(met), 120)]
+    last_page = len(met) - 50 * ((len(met) - 1) // 50)
+    assert dom.count('<details class="sample"') == last_page  # page 9 is past the end: the last

@@ -3,10 +3,11 @@
 eval`` outputs, and builds (:mod:`~papergym.eval.report.kinds` tells which).
 
 The page opens with no network: plots are inline SVG from :mod:`papergym.eval.report.plots`, the style
-is inline, and there is no script at all. Answers, reasons and names are untrusted text: the
-template escapes everything (Jinja2 autoescape), and a Content-Security-Policy forbids scripts
-and every external load, so a ``<script>`` inside an answer is shown as text and could not run
-even if an escape were missed.
+is inline, and the only script is the sample browser's (:mod:`papergym.eval.report.browser`),
+inline and allowed by its sha256. Answers, reasons and names are untrusted text: the template
+escapes everything (Jinja2 autoescape), the browser's data is JSON it writes as text only, and
+a Content-Security-Policy forbids every other script and every external load, so a
+``<script>`` inside an answer is shown as text and could not run even if an escape were missed.
 
 Every input folder is read and checked before anything is written, so bad input leaves no file.
 """

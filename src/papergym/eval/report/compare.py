@@ -9,6 +9,7 @@ from markupsafe import Markup
 
 from papergym.eval.compare import records as cr
 from papergym.eval.report import plots
+from papergym.eval.report.browser import compare_browser
 from papergym.eval.report.parts import (
     CompareDir,
     Section,
@@ -152,7 +153,9 @@ def _agreement_table(summary: cr.CompareSummary) -> Table:
     )
 
 
-def compare_section(directory: CompareDir) -> Section:
+def compare_section(directory: CompareDir, browser_key: str = "0") -> Section:
+    """The section on one compare folder; ``browser_key`` tells its sample browser's data
+    apart from the other sections' on the page."""
     summary = directory.summary
     section = Section(
         kind="compare", title=f"Comparison: {directory.path}", facts=_compare_facts(summary)
@@ -169,6 +172,7 @@ def compare_section(directory: CompareDir) -> Section:
             "out of every rate."
         )
     section.detail_tables.append(_verdict_examples(directory))
+    section.browser = compare_browser(directory, browser_key)
     return section
 
 

@@ -10,6 +10,8 @@ from markupsafe import Markup
 
 from papergym.eval import records as er
 from papergym.eval.report import plots
+from papergym.eval.report.browser import eval_browser
+from papergym.eval.report.costs import cost_table
 from papergym.eval.report.parts import (
     EvalDir,
     Example,
@@ -309,7 +311,9 @@ def _length_plots(directory: EvalDir) -> list[Markup]:
     ]
 
 
-def eval_section(directory: EvalDir, examples: int) -> Section:
+def eval_section(directory: EvalDir, examples: int, browser_key: str = "0") -> Section:
+    """The section on one eval folder; ``browser_key`` tells its sample browser's data apart
+    from the other sections' on the page."""
     summary = directory.summary
     section = Section(
         kind="eval", title=f"Evaluation: {directory.path}", facts=_eval_facts(summary)
@@ -317,6 +321,7 @@ def eval_section(directory: EvalDir, examples: int) -> Section:
     section.tables.append(_system_table(summary))
     if summary.pairs:
         section.tables.append(_pairs_table(summary))
+    section.tables.append(cost_table(directory))
     section.plots.extend(_score_plots(summary))
     _add_criteria(section, summary.systems)
     section.plots.extend(_length_plots(directory))
@@ -327,4 +332,5 @@ def eval_section(directory: EvalDir, examples: int) -> Section:
             "'unscored' column and left out of every mean."
         )
     section.examples = _examples(directory, examples)
+    section.browser = eval_browser(directory, browser_key)
     return section

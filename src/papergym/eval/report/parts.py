@@ -29,6 +29,7 @@ class EvalDir:
     answers: list[er.EvalAnswer]
     scores: list[er.EvalScore]
     questions: dict[str, er.EvalQuestion] = field(default_factory=dict)
+    judge_usage: list[er.EvalJudgeUsage] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class Section:
     detail_tables: list[Table] = field(default_factory=list)
     examples: list[Example] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    browser: Markup | None = None  # the sample browser (eval and compare folders)
 
 
 # ---------------------------------------------------------------------------------------- input
@@ -113,7 +115,14 @@ def load_input(path: Path) -> ReportInput:
         raise BadInputError(
             path, "not a folder: give a `papergym eval` or `papergym compare` folder"
         )
-    files = (er.SUMMARY_FILE, cr.VERDICTS_FILE, er.SCORES_FILE, er.ANSWERS_FILE, er.QUESTIONS_FILE)
+    files = (
+        er.SUMMARY_FILE,
+        cr.VERDICTS_FILE,
+        er.SCORES_FILE,
+        er.ANSWERS_FILE,
+        er.QUESTIONS_FILE,
+        er.JUDGE_USAGE_FILE,
+    )
     for name in files:  # what the report shows, to whoever it is sent to
         if (path / name).exists():
             refuse_link_out(path / name, path)
@@ -138,6 +147,9 @@ def load_input(path: Path) -> ReportInput:
             answers=read_jsonl(answers_path, er.EvalAnswer) if answers_path.is_file() else [],
             scores=read_jsonl(path / er.SCORES_FILE, er.EvalScore),
             questions=questions,
+            judge_usage=read_jsonl(path / er.JUDGE_USAGE_FILE, er.EvalJudgeUsage)
+            if (path / er.JUDGE_USAGE_FILE).is_file()
+            else [],
         )
     raise BadInputError(
         path,

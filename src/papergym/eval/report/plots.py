@@ -147,6 +147,29 @@ def _blend(value: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
+LEGEND_H = 36
+"""Height of a heatmap's colour legend under its cells."""
+
+
+def _colour_legend(canvas: Canvas, x: float, y: float, steps: int = 10) -> None:
+    """The heatmap's scale: its colours from 0 to 1 in steps (no gradient: a gradient needs
+    an id, unique on a page with several heatmaps), labelled, and the grey of 'n/a'."""
+    step_w = 16
+    canvas.text(x, y + 10, "rate", size=10)
+    left = x + 30
+    for index in range(steps):
+        low = index / steps
+        high = (index + 1) / steps
+        canvas.rect(
+            left + index * step_w, y, step_w, 12, _blend((low + high) / 2), f"{low:.1f}–{high:.1f}"
+        )
+    for value in (0.0, 0.5, 1.0):
+        canvas.text(left + value * steps * step_w, y + 24, f"{value:g}", anchor="middle", size=9)
+    missing_x = left + steps * step_w + 16
+    canvas.rect(missing_x, y, 16, 12, MISSING, "not measured")
+    canvas.text(missing_x + 20, y + 10, "n/a", size=10)
+
+
 def heatmap(
     title: str,
     rows: Sequence[str],
@@ -164,9 +187,10 @@ def heatmap(
     # slanted labels are written at 45°: each reaches about 4.6 px up and right per character
     top = 34 + round(4.6 * longest) if slanted else 40
     reach = round(4.6 * longest) if slanted else 0
-    width = max(left + cell_w * len(columns) + reach + 8, 16 + 7 * len(title))
-    height = top + cell_h * len(rows) + 12
+    width = max(left + cell_w * len(columns) + reach + 8, 16 + 7 * len(title), 300)
+    height = top + cell_h * len(rows) + 12 + LEGEND_H
     canvas = Canvas(width, height, title)
+    _colour_legend(canvas, 16, height - LEGEND_H + 8)
     canvas.text(8, 18, title, size=13, weight="bold")
     for c_index, column in enumerate(columns):
         x = left + (c_index + 0.5) * cell_w
@@ -313,8 +337,7 @@ def _stack(
     colours: Sequence[str],
 ) -> None:
     """One row's bar: its segments side by side, each share written on it when it fits, and
-    the win interval above the bar's middle, the loss interval below (so they never hide each
-    other)."""
+    each segment's interval in a lane of its own under the bar."""
     canvas, middle = rows.canvas, rows.middle(index)
     canvas.text(rows.left - 6, middle + 4, label[:32], anchor="end")
     start = 0.0
@@ -322,27 +345,54 @@ def _stack(
         tooltip = f"{label} · {segment.name}: {segment.value:.3f}"
         canvas.rect(
             x_of(start),
-            middle - 11,
+            middle - 17,
             x_of(start + segment.value) - x_of(start),
-            22,
+            20,
             colours[s_index % len(colours)],
             with_interval(tooltip, segment.low, segment.high),
         )
         if segment.value >= 0.06:
             canvas.text(
                 x_of(start + segment.value / 2),
-                middle + 4,
+                middle - 3,
                 f"{segment.value:.0%}",
                 anchor="middle",
                 size=10,
                 fill="#fff" if s_index != 1 else "#222",
             )
         start += segment.value
-    if segments and segments[0].low is not None and segments[0].high is not None:
-        whisker(canvas, x_of(segments[0].low), x_of(segments[0].high), middle - 5)
-    last = segments[-1] if len(segments) > 1 else None
-    if last is not None and last.low is not None and last.high is not None:
-        whisker(canvas, x_of(1 - last.high), x_of(1 - last.low), middle + 5)
+    _segment_intervals(canvas, x_of, middle, segments, colours)
+
+
+LANE_GAP = 5
+"""Pixels between the interval lanes under a stacked bar: one lane per segment."""
+
+
+def _segment_intervals(
+    canvas: Canvas,
+    x_of: Callable[[float], float],
+    middle: float,
+    segments: Sequence[Segment],
+    colours: Sequence[str],
+) -> None:
+    """Each segment's interval in its own lane under the bar, in the segment's colour, so no
+    two ever overlap: the first segment's around its right edge, the last one's around its
+    left edge (it ends at 1), a middle one's from where it starts."""
+    start = 0.0
+    for s_index, segment in enumerate(segments):
+        if segment.low is not None and segment.high is not None:
+            if s_index == 0:
+                low, high = segment.low, segment.high
+            elif s_index == len(segments) - 1:
+                low, high = 1 - segment.high, 1 - segment.low
+            else:
+                low, high = start + segment.low, start + segment.high
+            y = middle + 4 + LANE_GAP * (s_index + 1)
+            ink = colours[s_index % len(colours)]
+            canvas.line(x_of(low), y, x_of(high), y, stroke=ink, stroke_width="2")
+            for end in (low, high):
+                canvas.line(x_of(end), y - 2, x_of(end), y + 2, stroke=ink, stroke_width="1.5")
+        start += segment.value
 
 
 def stacked_bars(
@@ -352,9 +402,9 @@ def stacked_bars(
     colours: Sequence[str] = ("#009E73", "#BBBBBB", "#D55E00"),
 ) -> str:
     """Horizontal bars of shares (win / tie / loss) summing to at most 1, one per row, with
-    each segment's interval drawn as a whisker around its right edge (the first segment) or its
-    left edge (the last one), where a reader compares them."""
-    plot = row_plot(title, [label for label, _ in rows], row_h=34, label_w=200, bottom=50)
+    each segment's interval in its own lane under the bar (never overlapping): around the
+    first segment's right edge, the last one's left edge, a middle one's from its start."""
+    plot = row_plot(title, [label for label, _ in rows], row_h=44, label_w=200, bottom=50)
 
     def x_of(value: float) -> float:
         return plot.x_of(max(0.0, min(1.0, value)), 0.0, 1.0)

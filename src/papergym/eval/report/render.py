@@ -9,8 +9,10 @@ from importlib import resources
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
 from papergym import __version__
+from papergym.eval.report.browser import browser_script
 from papergym.eval.report.parts import Section, Table
 
 MARKDOWN_TITLE = "# PaperGym evaluation report"
@@ -31,7 +33,12 @@ def render_html(sections: Sequence[Section], inputs: Sequence[Path]) -> str:
         .read_text(encoding="utf-8")
     )
     template = _environment().from_string(template_text)
+    # the sample browser's script, inline and allowed by its hash; no page without a browser
+    # carries any script
+    script = browser_script() if any(s.browser is not None for s in sections) else None
     return template.render(
+        script=Markup(script.text) if script else None,
+        script_csp=script.csp_source if script else "",
         sections=sections,
         inputs=[str(p) for p in inputs],
         version=__version__,

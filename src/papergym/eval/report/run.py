@@ -99,8 +99,11 @@ def read_sections(inputs: Sequence[Path], examples: int) -> list[Section]:
                 runs = []
         elif kind in ("eval", "compare"):
             item = load_input(path)
+            index = str(len(sections))  # the section's own ids in the page (sample browser)
             section = (
-                eval_section(item, examples) if isinstance(item, EvalDir) else compare_section(item)
+                eval_section(item, examples, index)
+                if isinstance(item, EvalDir)
+                else compare_section(item, index)
             )
             sections.append(section)
         elif kind == "review":
