@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from papergym.eval import records as er
-from papergym.eval.report.run import write_report
 from papergym.eval.summary import Bootstrap, summarise
 from papergym.jsonl import write_jsonl, write_text_atomic
+from papergym.report.run import write_report
 
 SYSTEMS = ("base", "grpo")
 WORDS = [

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from papergym.eval.records import EvalScore, EvalSummary
-from papergym.eval.report.run import write_report
 from papergym.jsonl import read_jsonl
+from papergym.report.run import write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 

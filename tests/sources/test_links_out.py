@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 from papergym.cli import app
 from papergym.errors import BadInputError
 from papergym.eval.data import load_eval_data
-from papergym.eval.report.parts import load_input
 from papergym.ingestion import ingest_sources
 from papergym.jsonl import write_jsonl
+from papergym.report.parts import load_input
 from papergym.review.papers import load_papers
 from papergym.sources.bib import references_of
 from papergym.sources.discover import discover

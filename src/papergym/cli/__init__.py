@@ -71,8 +71,8 @@ VERBS: tuple[Verb, ...] = (
     Verb(
         "report",
         "report",
-        "Write a self-contained HTML report (plots, tables with intervals, example answers) and "
-        "report.md.",
+        "Write a self-contained HTML report (plots, tables with intervals, cost and latency, a "
+        "browser of every question) and report.md.",
     ),
     Verb(
         "eval",

@@ -1,5 +1,5 @@
 """``papergym report``: one self-contained HTML page (and the same tables in Markdown) from eval,
-compare, train, review and build folders (the work is :func:`papergym.eval.report.run.write_report`)."""
+compare, train, review and build folders (the work is :func:`papergym.report.run.write_report`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import typer
 
 from papergym.cli.common import DebugOption, JsonOption, reports_errors, stdout
 from papergym.cli.groups import single_app
-from papergym.eval.report.run import DEFAULT_EXAMPLES, write_report
+from papergym.report.run import DEFAULT_EXAMPLES, write_report
 
 app = single_app()
 

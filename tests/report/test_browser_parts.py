@@ -11,10 +11,10 @@ import re
 from pathlib import Path
 
 from papergym.eval import records as er
-from papergym.eval.report import plots
-from papergym.eval.report.browser import browser_script, embed_json
-from papergym.eval.report.costs import cost_table, system_costs
-from papergym.eval.report.parts import EvalDir
+from papergym.report import plots
+from papergym.report.browser import browser_script, embed_json
+from papergym.report.costs import cost_table, system_costs
+from papergym.report.parts import EvalDir
 
 
 def test_embedded_json_cannot_close_its_script_or_open_a_comment() -> None:

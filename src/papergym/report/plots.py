@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from papergym.eval.report.svg import (
+from papergym.report.svg import (
     MISSING,
     Canvas,
     RowPlot,

@@ -23,7 +23,7 @@ from markupsafe import Markup, escape
 
 from papergym.eval import records as er
 from papergym.eval.compare import records as cr
-from papergym.eval.report.parts import CompareDir, EvalDir
+from papergym.report.parts import CompareDir, EvalDir
 
 BROWSER_ANSWER_CHARS = 4000  # an answer longer than this is cut in the browser (marked so)
 TITLE_CHARS = 140
@@ -40,7 +40,7 @@ class BrowserScript:
 def browser_script() -> BrowserScript:
     """The browser's script and its ``'sha256-…'`` CSP source."""
     text = (
-        resources.files("papergym.eval.report")
+        resources.files("papergym.report")
         .joinpath("templates/browser.js")
         .read_text(encoding="utf-8")
     )

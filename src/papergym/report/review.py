@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from papergym.eval.report import plots
-from papergym.eval.report.charts import XY, Axes, Curve, count_bars, tagged, xy_plot
-from papergym.eval.report.parts import Section, Table, fmt_estimate, point
+from papergym.report import plots
+from papergym.report.charts import XY, Axes, Curve, count_bars, tagged, xy_plot
+from papergym.report.parts import Section, Table, fmt_estimate, point
 from papergym.review.evaluation import PAPERS_FILE, MetricRow, PaperPoint, ReviewEvalSummary
 from papergym.review.records import VENUES, PaperReview
 

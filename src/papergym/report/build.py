@@ -21,11 +21,11 @@ from typing import Any
 from markupsafe import Markup
 
 from papergym.errors import BadInputError
-from papergym.eval.report.charts import count_bars, finite, tagged
-from papergym.eval.report.kinds import CARD_FILE
-from papergym.eval.report.parts import Section
 from papergym.jsonl import iter_jsonl
 from papergym.records import Instance
+from papergym.report.charts import count_bars, finite, tagged
+from papergym.report.kinds import CARD_FILE
+from papergym.report.parts import Section
 
 INSTANCES_FILE = "instances.jsonl"
 """A paper build's instances (papergym.export.run.INSTANCES_FILE)."""

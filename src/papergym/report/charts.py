@@ -1,6 +1,6 @@
 """Plots of the report's train, review and build sections: lines over an x axis (with an
 interval band, or as dots; curves over steps, ROC, reliability, scatter) and horizontal count
-bars (histograms, drops, domains). Drawn with the same :mod:`papergym.eval.report.svg` canvas as
+bars (histograms, drops, domains). Drawn with the same :mod:`papergym.report.svg` canvas as
 the eval plots: inline SVG, every label escaped, no script.
 
 Each plot carries a ``chart-NAME`` class beside ``plot``, so a test (or a reader's style sheet)
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-from papergym.eval.report.svg import (
+from papergym.report.svg import (
     Canvas,
     colour,
     nice_ticks,

@@ -12,8 +12,8 @@ import jinja2
 from markupsafe import Markup
 
 from papergym import __version__
-from papergym.eval.report.browser import browser_script
-from papergym.eval.report.parts import Section, Table
+from papergym.report.browser import browser_script
+from papergym.report.parts import Section, Table
 
 MARKDOWN_TITLE = "# PaperGym evaluation report"
 HTML_TITLE = "<title>PaperGym evaluation report</title>"
@@ -28,7 +28,7 @@ def _environment() -> jinja2.Environment:
 
 def render_html(sections: Sequence[Section], inputs: Sequence[Path]) -> str:
     template_text = (
-        resources.files("papergym.eval.report")
+        resources.files("papergym.report")
         .joinpath("templates/report.html")
         .read_text(encoding="utf-8")
     )

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ValidationError
 from papergym.errors import BadInputError
 from papergym.eval import records as er
 from papergym.eval.compare import records as cr
-from papergym.eval.report import plots
 from papergym.jsonl import read_jsonl
+from papergym.report import plots
 from papergym.sources.files import refuse_link_out
 
 M = TypeVar("M", bound=BaseModel)

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from markupsafe import Markup
 
 from papergym.eval import records as er
-from papergym.eval.report import plots
-from papergym.eval.report.browser import eval_browser
-from papergym.eval.report.costs import cost_table
-from papergym.eval.report.parts import (
+from papergym.eval.summary import alpha_text, unbacked_text
+from papergym.report import plots
+from papergym.report.browser import eval_browser
+from papergym.report.costs import cost_table
+from papergym.report.parts import (
     EvalDir,
     Example,
     ExampleAnswer,
@@ -24,7 +25,6 @@ from papergym.eval.report.parts import (
     fmt_value,
     point,
 )
-from papergym.eval.summary import alpha_text, unbacked_text
 
 ANSWER_CHARS = 6000  # an example answer longer than this is cut in the page (marked so)
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from papergym.eval import records as er
-from papergym.eval.report.parts import EvalDir, Table
+from papergym.report.parts import EvalDir, Table
 
 NOT_RECORDED = "not recorded"
 

@@ -9,25 +9,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from papergym.errors import BadInputError
-from papergym.eval.report.build import build_section, load_build
-from papergym.eval.report.compare import compare_section
-from papergym.eval.report.eval import eval_section
-from papergym.eval.report.kinds import REVIEW_EVAL_FILE, REVIEWS_FILE, folder_kind
-from papergym.eval.report.parts import EvalDir, Section, load_input, read_summary
-from papergym.eval.report.render import (
+from papergym.jsonl import read_jsonl, write_text_atomic
+from papergym.report.build import build_section, load_build
+from papergym.report.compare import compare_section
+from papergym.report.eval import eval_section
+from papergym.report.kinds import REVIEW_EVAL_FILE, REVIEWS_FILE, folder_kind
+from papergym.report.parts import EvalDir, Section, load_input, read_summary
+from papergym.report.render import (
     HTML_TITLE,
     MARKDOWN_TITLE,
     render_html,
     render_markdown,
 )
-from papergym.eval.report.review import (
+from papergym.report.review import (
     ReviewDir,
     ReviewEvalDir,
     review_eval_section,
     review_section,
 )
-from papergym.eval.report.train import load_train_run, train_section
-from papergym.jsonl import read_jsonl, write_text_atomic
+from papergym.report.train import load_train_run, train_section
 from papergym.review.evaluation import PAPERS_FILE, PaperPoint, ReviewEvalSummary
 from papergym.review.records import PaperReview
 from papergym.sources.files import refuse_link_out

@@ -18,13 +18,13 @@ from test_report import console_messages, png_pixels, run_chromium, write_eval_d
 from typer.testing import CliRunner
 
 from papergym.cli import app
-from papergym.eval.report import kinds
-from papergym.eval.report.review import human_pairs, reliability, roc_points
 from papergym.export.card import write_card
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.llm.types import Usage
 from papergym.llm.usage import UsageTracker
 from papergym.records import Drop
+from papergym.report import kinds
+from papergym.report.review import human_pairs, reliability, roc_points
 from papergym.review.data import Prediction, RatedPaper
 from papergym.review.evaluation import (
     PAPERS_FILE,
@@ -393,7 +393,7 @@ def test_each_kind_in_headless_chromium(kind: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_real_paper_build_is_reported(tmp_path: Path) -> None:
-    examples = Path(__file__).resolve().parents[3] / "examples" / "papers"
+    examples = Path(__file__).resolve().parents[2] / "examples" / "papers"
     build = tmp_path / "build"
     result = runner.invoke(app, ["build", str(examples), "-o", str(build)])
     assert result.exit_code == 0, result.output
@@ -404,7 +404,7 @@ def test_a_real_paper_build_is_reported(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_real_ares_build_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "recipes" / "ares"))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "recipes" / "ares"))
     from runner_support import scripted_server, write_corpus
 
     corpus = write_corpus(tmp_path / "c.jsonl", 4)  # one document too short: a prefilter drop

@@ -23,11 +23,11 @@ from typer.testing import CliRunner
 from papergym.cli import app
 from papergym.eval import records as er
 from papergym.eval.compare import records as cr
-from papergym.eval.report.render import md_cell
-from papergym.eval.report.run import write_report
 from papergym.eval.stats import bootstrap_mean, correlation, paired_difference
 from papergym.jsonl import write_jsonl, write_text_atomic
 from papergym.recipes.general import GENERAL_CRITERIA
+from papergym.report.render import md_cell
+from papergym.report.run import write_report
 
 runner = CliRunner()
 
@@ -593,7 +593,7 @@ def test_the_browser_pages_many_questions_and_filters_by_criterion(tmp_path: Pat
     """120 questions: 50 rows drawn, not 120; a criterion filter and the last page."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[3] / "benchmarks" / "report_scale.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "report_scale.py"
     spec = importlib.util.spec_from_file_location("report_scale", path)
     assert spec is not None and spec.loader is not None
     scale = importlib.util.module_from_spec(spec)

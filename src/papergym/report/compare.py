@@ -8,9 +8,9 @@ from collections import defaultdict
 from markupsafe import Markup
 
 from papergym.eval.compare import records as cr
-from papergym.eval.report import plots
-from papergym.eval.report.browser import compare_browser
-from papergym.eval.report.parts import (
+from papergym.report import plots
+from papergym.report.browser import compare_browser
+from papergym.report.parts import (
     CompareDir,
     Section,
     Table,

@@ -18,14 +18,14 @@ from typing import Any
 from markupsafe import Markup
 
 from papergym.errors import BadInputError
-from papergym.eval.report.charts import Axes, Curve, finite, tagged, xy_plot
-from papergym.eval.report.kinds import (
+from papergym.report.charts import Axes, Curve, finite, tagged, xy_plot
+from papergym.report.kinds import (
     METRICS_FILE,
     ROUND_METRICS_FILE,
     round_folders,
     stage_folders,
 )
-from papergym.eval.report.parts import Section, Table, fmt_value
+from papergym.report.parts import Section, Table, fmt_value
 
 CYCLE_KEYS = {
     "train_loss": "loss",
