@@ -57,7 +57,9 @@ def test_the_final_screen_embeds_bounded_batches_in_order(
     monkeypatch.setattr(overlap, "screen_instances", fake_screen)
     monkeypatch.setattr(runner, "SCREEN_BATCH", 4)
     instances = [
-        rubric_instance(f"p{n}", ["The plan does x."], question="Q?", reference_answer="A.", title=f"T{n}")
+        rubric_instance(
+            f"p{n}", ["The plan does x."], question="Q?", reference_answer="A.", title=f"T{n}"
+        )
         for n in range(10)
     ]
     for instance in instances:

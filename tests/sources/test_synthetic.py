@@ -34,7 +34,7 @@ def test_a_larger_corpus_extends_a_smaller_one(tmp_path: Path) -> None:
     small = write_corpus(tmp_path / "small", 3, seed=1)
     large = write_corpus(tmp_path / "large", 6, seed=1)
     assert [p.name for p in small] == [p.name for p in large[:3]]
-    assert all(_files(s) == _files(l) for s, l in zip(small, large, strict=False))
+    assert all(_files(a) == _files(b) for a, b in zip(small, large, strict=False))
 
 
 def test_papers_differ_and_carry_what_arxiv_sources_carry(tmp_path: Path) -> None:

@@ -83,10 +83,25 @@ _RESULT = (
 )  # fmt: skip
 _SECTION_PLANS = (
     ("Introduction", "Related Work", "Method", "Experiments", "Results", "Conclusion"),
-    ("Introduction", "Background", "Proposed Approach", "Experimental Setup", "Results",
-     "Discussion", "Conclusion"),  # fmt: skip
-    ("Introduction", "Related Work", "Preliminaries", "Method", "Theoretical Analysis",
-     "Experiments", "Limitations", "Conclusion"),  # fmt: skip
+    (
+        "Introduction",
+        "Background",
+        "Proposed Approach",
+        "Experimental Setup",
+        "Results",
+        "Discussion",
+        "Conclusion",
+    ),
+    (
+        "Introduction",
+        "Related Work",
+        "Preliminaries",
+        "Method",
+        "Theoretical Analysis",
+        "Experiments",
+        "Limitations",
+        "Conclusion",
+    ),
     ("Introduction", "Model", "Estimation", "Data", "Conclusion"),
 )
 _ARTICLE = re.compile(r"\b([Aa]) ([aeiou])")  # "a adaptive" → "an adaptive"
