@@ -79,6 +79,9 @@ RETRIED_DROP_STEPS: frozenset[str] = frozenset(
     {"llm:transport", "llm:truncated", "llm:budgetexceeded", "llm:llm"}
 )
 
+SCREEN_BATCH = 256
+"""Instances the overlap screen embeds at once at the end of a build (bounds its memory)."""
+
 
 @dataclass
 class BuildResult:
@@ -329,7 +332,7 @@ class Builder:
         return instances, drops
 
     def _screen(self, instances: list[Instance]) -> list[Instance]:
-        """The overlap screen's verdicts on every instance, in one batch for those not screened yet.
+        """The overlap screen's verdicts on every instance, in batches of those not screened yet.
 
         An instance's screened form is kept in ``screened.json`` beside it, with a hash of the
         instance it came from: a resumed build re-embeds nothing it screened before (on a large
@@ -341,8 +344,13 @@ class Builder:
         cached = [self._screened(i.paper_id, h) for i, h in zip(instances, hashes, strict=True)]
         pending = [i for i, c in zip(instances, cached, strict=True) if c is None]
         self._tick("leakage screen", 1, "")
-        fresh = iter(screen_instances(pending) if pending else [])
-        self._tick("leakage screen", None, "")
+        # In batches: one batch of a whole corpus's criteria made the build's peak memory grow
+        # with its size. Each instance's verdicts depend on it alone.
+        fresh = iter(
+            verdicts
+            for start in range(0, len(pending), SCREEN_BATCH)
+            for verdicts in screen_instances(pending[start : start + SCREEN_BATCH])
+        )  # lazy: a batch is screened when the loop below reaches it
         screened: list[Instance] = []
         for instance, digest, done in zip(instances, hashes, cached, strict=True):
             if done is None:
@@ -350,6 +358,7 @@ class Builder:
                 record = Screened(of=digest, instance=done)
                 _save(self.out / "papers" / instance.paper_id / "screened.json", record)
             screened.append(done)
+        self._tick("leakage screen", None, "")
         return screened
 
     def _screened(self, paper_id: str, digest: str) -> Instance | None:

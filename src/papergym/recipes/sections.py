@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -28,9 +29,14 @@ SCORE_DIGITS = 4  # scores are rounded so that float noise never reorders ties
 
 # --- embeddings, cached per process so build_instance reuses extract_stages' vectors ----------
 
-_CACHE: dict[str, npt.NDArray[np.float32]] = {}
+_CACHE: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
-_CACHE_LIMIT = 50_000
+# Least recently used vectors go first once the cache holds this many (about 15 MiB): vectors are
+# reused within a paper (and for the fixed stage descriptions), not across papers, so a bound
+# around the working set of the papers in flight keeps a build's memory flat however many papers
+# it reads. Clearing the whole cache at a larger bound instead let it grow with the corpus up to
+# that bound, and threw away the vectors of the papers being built.
+_CACHE_LIMIT = 10_000
 
 
 def cached_vectors(texts: Sequence[str]) -> Vectors:
@@ -38,17 +44,25 @@ def cached_vectors(texts: Sequence[str]) -> Vectors:
     with _CACHE_LOCK:
         missing = list(dict.fromkeys(t for t in texts if t not in _CACHE))
     if missing:
-        # Small batches are faster on a CPU: less padding, better cache use.
-        fresh = embed([" ".join(t.split()[:64]) for t in missing], batch_size=16)
+        fresh = _embed_truncated(missing)
         with _CACHE_LOCK:
-            if len(_CACHE) + len(missing) > _CACHE_LIMIT:
-                _CACHE.clear()
             _CACHE.update(zip(missing, fresh, strict=True))
     with _CACHE_LOCK:
         rows = [_CACHE.get(t) for t in texts]
+        for text in texts:
+            if text in _CACHE:
+                _CACHE.move_to_end(text)
+        while len(_CACHE) > _CACHE_LIMIT:
+            _CACHE.popitem(last=False)
     if any(r is None for r in rows):  # evicted by another thread meanwhile: embed directly
-        return embed(list(texts), batch_size=16)
+        return _embed_truncated(texts)
     return np.stack([r for r in rows if r is not None]) if rows else np.zeros((0, 384), np.float32)
+
+
+def _embed_truncated(texts: Sequence[str]) -> Vectors:
+    # Small batches are faster on a CPU: less padding, better cache use. The same truncation on
+    # every path, so that a vector does not depend on whether it was evicted meanwhile.
+    return embed([" ".join(t.split()[:64]) for t in texts], batch_size=16)
 
 
 def clear_embedding_cache() -> None:
