@@ -7,7 +7,7 @@ a title and abstract, 5–8 sections with subsections (some in separate files pu
 ``\\input``), inline and displayed equations, ``\\cite`` commands with a ``.bib``, figures that
 name images not shipped, and comments. Method and experiment sections use the vocabulary the
 extractive builder looks for, so the offline build makes instances from them. Every fifth paper
-sits in a folder named like an arXiv e-print with a ``metadata.json`` (id, date, categories).
+sits in a folder named like an arXiv e-print with a ``metadata.json`` as ``papergym fetch`` writes it (id, submission date, categories).
 """
 
 from __future__ import annotations
@@ -275,10 +275,11 @@ def write_corpus(out: Path, count: int, seed: int = 0) -> list[Path]:
         folder = write_paper(out / paper_folder_name(index, seed), paper_seed)
         if index % METADATA_EVERY == 0:
             category = random.Random(paper_seed).choice(sorted(_DOMAINS))
-            metadata = {
+            metadata = {  # the record `papergym fetch` writes (sources/fetched.py)
                 "id": folder.name,
-                "date": f"20{folder.name[:2]}-{folder.name[2:4]}-15",
+                "submitted": f"20{folder.name[:2]}-{folder.name[2:4]}-15",
                 "categories": [category],
+                "primary_category": category,
             }
             (folder / "metadata.json").write_text(json.dumps(metadata, indent=2), encoding="utf-8")
         folders.append(folder)
