@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from papergym.errors import BadInputError
@@ -54,6 +54,20 @@ def build_papers(
     """
     if section.recipe == "ares":
         raise BadInputError(None, "recipe ares builds documents: use build_corpus")
+    section, settings = build_settings(section, llm)
+    resuming = check_output(out, settings)
+    reader = open_sources(sources, out)
+    saved = config_yaml(section) if config_yaml is not None else None
+    client_config = llm if section.builder == "llm" else None
+    engine = _Engine(sources, section) if section.engine == "datatrove" else None
+    result = asyncio.run(_run(out, settings, saved, client_config, reader, progress, engine))
+    _write_card(out, result, settings)
+    return replace(result, resuming=resuming)
+
+
+def build_settings(section: BuildSection, llm: LLMConfig) -> tuple[BuildSection, BuildSettings]:
+    """The section with ``builder`` auto resolved, and the settings it builds with (build.yaml).
+    An LLM builder without an LLM is a BadInputError."""
     chosen = choose_builder(section.builder, llm)
     section = section.model_copy(update={"builder": chosen})
     settings = settings_for(
@@ -67,13 +81,35 @@ def build_papers(
         paper_concurrency=section.paper_concurrency,
         max_unit_words=section.max_unit_words,
     )
-    resuming = check_output(out, settings)
-    reader = open_sources(sources, out)
-    saved = config_yaml(section) if config_yaml is not None else None
-    client_config = llm if chosen == "llm" else None
-    result = asyncio.run(_run(out, settings, saved, client_config, reader, progress))
-    _write_card(out, result, settings)
-    return replace(result, resuming=resuming)
+    return section, settings
+
+
+def prepare(
+    sources: Sequence[Path],
+    out: Path,
+    section: BuildSection,
+    llm: LLMConfig,
+    config_yaml: str | None = None,
+) -> BuildSettings:
+    """What ``papergym build`` does before any task runs, for a launch on Slurm or Ray: check
+    the settings against the folder and the sources (one-line BadInputError), record the
+    build's settings (and ``config_yaml`` as config.yaml). Returns the settings to give
+    :func:`papergym.recipes.paper_tasks.papers_pipeline`."""
+    if section.recipe == "ares":
+        raise BadInputError(None, "recipe ares builds documents: use ares.distributed.prepare")
+    _, settings = build_settings(section, llm)
+    check_output(out, settings)
+    open_sources(sources, out)
+    start_output(out, settings, config_yaml)
+    return settings
+
+
+@dataclass(frozen=True)
+class _Engine:
+    """build.engine=datatrove: the sources to give the tasks, and how many tasks, at once."""
+
+    sources: Sequence[Path]
+    section: BuildSection
 
 
 async def _run(
@@ -83,6 +119,7 @@ async def _run(
     config: LLMConfig | None,
     reader: SourceReader,
     progress: ProgressHook | None = None,
+    engine: _Engine | None = None,
 ) -> BuildResult:
     llm = LLMClient.from_config(config) if config is not None else None
     try:
@@ -90,11 +127,41 @@ async def _run(
             judge: tuple[Role, ...] = ("judge",) if settings.leakage_judge else ()
             await ensure_answering(llm, [*WRITING_ROLES, *judge])
         start_output(out, settings, config_yaml)
+        if engine is not None:
+            return await _run_tasks(out, settings, config, reader, llm, progress, engine)
         builder = Builder(out=out, settings=settings, llm=llm, progress=progress)
         return await builder.run(reader)
     finally:
         if llm is not None:
             await llm.aclose()
+
+
+async def _run_tasks(
+    out: Path,
+    settings: BuildSettings,
+    config: LLMConfig | None,
+    reader: SourceReader,
+    llm: LLMClient | None,
+    progress: ProgressHook | None,
+    engine: _Engine,
+) -> BuildResult:
+    """The papers as datatrove tasks, then the assembly: the same Builder over every source,
+    building only what no task was given (:mod:`.paper_tasks`)."""
+    from papergym.recipes import paper_tasks
+
+    failed = await asyncio.to_thread(
+        paper_tasks.run_tasks_locally,
+        engine.sources,
+        out,
+        settings,
+        config,
+        tasks=engine.section.tasks,
+        workers=engine.section.workers,
+    )
+    builds = paper_tasks.assembly_builds(settings.limit)
+    builder = Builder(out=out, settings=settings, llm=llm, progress=progress, builds=builds)
+    result = await builder.run(reader, failed)
+    return paper_tasks.with_task_usage(result, out, config) if config is not None else result
 
 
 def _write_card(out: Path, result: BuildResult, settings: BuildSettings) -> None:

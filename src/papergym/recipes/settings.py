@@ -53,3 +53,12 @@ class BuildSection(ConfigSection):
     ares.concurrency (--paper-concurrency, default 64)."""
     max_unit_words: int = Field(1200, ge=100)
     """Longest text unit one extraction call reads; longer sections are chunked."""
+    engine: Literal["local", "datatrove"] = "local"
+    """local: one process, asyncio; datatrove: the papers as tasks of datatrove's
+    LocalPipelineExecutor, then one assembly (multi-node: Slurm or Ray, see docs/scale.md). The
+    output is the same. Not used by --recipe ares (ares.engine)."""
+    tasks: int = Field(4, ge=1)
+    """datatrove engine: tasks the papers are spread over (paper k, in build order, goes to task
+    k mod tasks)."""
+    workers: int = Field(2, ge=1)
+    """datatrove engine: tasks run at once on this machine (processes)."""
