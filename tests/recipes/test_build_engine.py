@@ -113,7 +113,9 @@ def test_three_tasks_on_two_workers_give_the_llm_single_process_build(tmp_path: 
         assert server.request_count - calls == engine_calls
     assert engine_calls == calls > 0
     assert sum(row["calls"] for row in engine["usage"]) == sum(r["calls"] for r in single["usage"])
-    assert (engine["instances"], again["instances"], again["resumed_papers"]) == (4, 4, 4)
+    # the fake's plausible answers fail some papers' gates: drops, the same on both engines
+    assert engine["instances"] == again["instances"] == single["instances"] >= 1
+    assert again["resumed_papers"] == 4  # every paper finished, kept or dropped
     assert outputs(tmp_path / "engine") == outputs(tmp_path / "single")
 
 
@@ -127,13 +129,13 @@ def test_a_killed_task_is_resumed_from_its_papers_folders(tmp_path: Path) -> Non
         single = llm_build(server, sources, tmp_path / "single", tmp_path / "cache-single")
         calls = server.request_count
         first = llm_build(server, sources, tmp_path / "engine", tmp_path / "cache", *ENGINE)
-        assert first["instances"] == 4
+        assert first["instances"] == single["instances"] >= 1
         for name in ("instances.jsonl", "card.json", "card.md", "dropped.jsonl"):
             (tmp_path / "engine" / name).unlink()
-        killed = next((tmp_path / "engine" / "papers").iterdir())
+        killed = next(p.parent for p in (tmp_path / "engine" / "papers").glob("*/instance.json"))
         (killed / "instance.json").unlink()
         (killed / "screened.json").unlink(missing_ok=True)
         resumed = llm_build(server, sources, tmp_path / "engine", tmp_path / "cache", *ENGINE)
         assert server.request_count - calls == calls  # the resume asked nothing new
-    assert resumed["resumed_papers"] == 3 and single["instances"] == 4
+    assert resumed["resumed_papers"] == 3  # of 4: the killed one was built again
     assert outputs(tmp_path / "engine") == outputs(tmp_path / "single")
