@@ -4,7 +4,7 @@ Sources are built in a stable order (by relative path, :class:`~.reading.SourceR
 ``k`` goes to task ``k mod tasks`` (:func:`in_share`). A task runs the same
 :class:`~.runner.Builder` as one process, restricted to its share, into the same (shared)
 output folder: per-paper folders ``papers/<id>/`` and ``sources/`` records, the LLM response
-cache. It assembles nothing; it leaves its endpoint failures in ``failures/<rank>.jsonl`` and its
+cache. It assembles nothing; it leaves what it did (its endpoint failures) in ``tasks/<rank>.json`` and its
 LLM usage in ``usage/<rank>.json``. The command then runs the Builder once more over every source:
 every paper a task finished costs a stat, so it only assembles instances.jsonl, dropped.jsonl,
 failed.jsonl (the tasks' failures) and the card, exactly as one process writes them. A killed task
@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from papergym.jsonl import read_jsonl, write_jsonl
+from papergym.jsonl import write_text_atomic
 from papergym.llm.client import LLMClient
 from papergym.llm.config import LLMConfig
 from papergym.llm.usage import UsageTracker
@@ -47,7 +47,7 @@ from papergym.records import BuildFailure
 
 ENGINE_SETTING = "build.engine"
 STEP_NAME = "PaperGym papers"
-FAILURES_FOLDER = "failures"  # per task: the papers its latest run could not finish
+TASKS_FOLDER = "tasks"  # per task: what its latest run did (:class:`TaskReport`)
 ASSEMBLY_USAGE = "assembly"  # the usage file of the command's own calls (its checks, the rest)
 
 
@@ -60,6 +60,17 @@ class PaperJob(BaseModel):
     out: str
     settings: BuildSettings
     llm: LLMConfig | None = None  # None: the extractive builder
+
+
+class TaskReport(BaseModel):
+    """What one task's latest run did, saved as ``tasks/<rank>.json`` for the assembly."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rank: int
+    papers: int  # papers of its share it reached
+    resumed: int  # of them, finished before the run
+    failures: tuple[BuildFailure, ...] = ()  # of them, left unfinished: the endpoint failed
 
 
 def in_share(index: int, rank: int, tasks: int, limit: int | None = None) -> bool:
@@ -85,7 +96,10 @@ def run_task(job_json: str, rank: int, world_size: int) -> int:
     reader = SourceReader.discover([Path(p) for p in job.sources], out)
     share = partial(in_share, rank=rank, tasks=world_size, limit=job.settings.limit)
     result = asyncio.run(_build_share(job, reader, share))
-    write_jsonl(out / FAILURES_FOLDER / f"{rank:05d}.jsonl", result.failures)
+    report = TaskReport(
+        rank=rank, papers=result.papers, resumed=result.resumed, failures=tuple(result.failures)
+    )
+    write_text_atomic(out / TASKS_FOLDER / f"{rank:05d}.json", report.model_dump_json())
     if result.usage is not None:
         write_usage(out, f"{rank:05d}", result.usage)
     return len(result.instances)
@@ -134,21 +148,26 @@ def run_tasks_locally(
     *,
     tasks: int,
     workers: int,
-) -> list[BuildFailure]:
+) -> list[TaskReport]:
     """The papers on datatrove's LocalPipelineExecutor, ``tasks`` tasks, ``workers`` at once;
-    returns the papers the tasks could not finish (the endpoint failed)."""
-    shutil.rmtree(out / FAILURES_FOLDER, ignore_errors=True)
+    returns what each task did."""
+    shutil.rmtree(out / TASKS_FOLDER, ignore_errors=True)
     run_local(STEP_NAME, _task(sources, out, settings, llm), ENGINE_SETTING, out, tasks, workers)
     return [
-        failure
-        for path in sorted((out / FAILURES_FOLDER).glob("*.jsonl"))
-        for failure in read_jsonl(path, BuildFailure)
+        TaskReport.model_validate_json(path.read_text(encoding="utf-8"))
+        for path in sorted((out / TASKS_FOLDER).glob("*.json"))
     ]
 
 
-def with_task_usage(result: BuildResult, out: Path, llm: LLMConfig) -> BuildResult:
-    """``result`` (the assembly's) with the usage of every task of the run added to its own."""
-    own = result.usage if result.usage is not None else UsageTracker()
-    write_usage(out, ASSEMBLY_USAGE, own)
-    result.usage = merged_usage(out, llm)
+def assembled(
+    result: BuildResult, reports: Sequence[TaskReport], out: Path, llm: LLMConfig | None
+) -> BuildResult:
+    """The assembly's ``result`` as the run's: the papers the tasks built this run are not
+    "finished before the run", and the usage of every task is added to the assembly's own."""
+    built = sum(r.papers - r.resumed - len(r.failures) for r in reports)
+    result.resumed = max(0, result.resumed - built)
+    if llm is not None:
+        own = result.usage if result.usage is not None else UsageTracker()
+        write_usage(out, ASSEMBLY_USAGE, own)
+        result.usage = merged_usage(out, llm)
     return result

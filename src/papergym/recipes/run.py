@@ -149,7 +149,7 @@ async def _run_tasks(
     building only what no task was given (:mod:`.paper_tasks`)."""
     from papergym.recipes import paper_tasks
 
-    failed = await asyncio.to_thread(
+    reports = await asyncio.to_thread(
         paper_tasks.run_tasks_locally,
         engine.sources,
         out,
@@ -160,8 +160,9 @@ async def _run_tasks(
     )
     builds = paper_tasks.assembly_builds(settings.limit)
     builder = Builder(out=out, settings=settings, llm=llm, progress=progress, builds=builds)
+    failed = [failure for report in reports for failure in report.failures]
     result = await builder.run(reader, failed)
-    return paper_tasks.with_task_usage(result, out, config) if config is not None else result
+    return paper_tasks.assembled(result, reports, out, config)
 
 
 def _write_card(out: Path, result: BuildResult, settings: BuildSettings) -> None:

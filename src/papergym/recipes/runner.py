@@ -15,8 +15,9 @@ It runs any recipe's list of steps (:mod:`papergym.recipes.steps`; the lists are
     dropped.jsonl               every rejection of a paper: source, step, reason
     failed.jsonl                papers this run could not finish because the endpoint failed
     card.md, card.json          the dataset card
-    failures/, usage/, datatrove/   build.engine=datatrove: each task's endpoint failures and
-                                LLM usage, datatrove's logs (:mod:`papergym.recipes.paper_tasks`)
+    tasks/, usage/, datatrove/  build.engine=datatrove: what each task did (its endpoint
+                                failures), its LLM usage, datatrove's logs
+                                (:mod:`papergym.recipes.paper_tasks`)
 
 A paper is finished once it has instance.json or drop.json, written atomically. A re-run reads
 each source only when it reaches it and not at all when ``sources/`` knows it (same fingerprint):
