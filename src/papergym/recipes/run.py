@@ -11,8 +11,8 @@ Corpora of documents (``build.recipe`` ares) are :func:`papergym.recipes.ares.ru
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from papergym.errors import BadInputError
@@ -62,29 +62,20 @@ def build_papers(
     """
     if section.recipe == "ares":
         raise BadInputError(None, "recipe ares builds documents: use build_corpus")
-    chosen = choose_builder(section.builder, llm)
-    section = section.model_copy(update={"builder": chosen})
+    if section.mix is not None and section.engine == "datatrove":
+        # the tasks read every source; handing them the mix's selection is not built yet
+        raise BadInputError(None, "build.mix runs on build.engine=local only (drop --engine)")
     reader = SourceReader.discover(sources, out)
     selection = _mixed(reader, section)
     if selection is not None:
         reader = reader.only(selection.selected)
-    settings = settings_for(
-        section.recipe,
-        chosen,
-        llm,
-        leakage_judge=section.leakage_judge,
-        leakage_action=section.leakage.action,
-        leakage_min_criteria=section.leakage.min_criteria,
-        limit=section.limit,
-        paper_concurrency=section.paper_concurrency,
-        max_unit_words=section.max_unit_words,
-        **_mix_settings(section, selection),
-    )
+    section, settings = build_settings(section, llm, _mix_settings(section, selection))
     resuming = check_output(out, settings)
     reader = open_sources(reader, out)
     saved = config_yaml(section) if config_yaml is not None else None
-    client_config = llm if chosen == "llm" else None
-    result = asyncio.run(_run(out, settings, saved, client_config, reader, progress))
+    client_config = llm if section.builder == "llm" else None
+    engine = _Engine(sources, section) if section.engine == "datatrove" else None
+    result = asyncio.run(_run(out, settings, saved, client_config, reader, progress, engine))
     _write_card(out, result, settings, selection)
     warnings = tuple(selection.shortfalls()) if selection is not None else ()
     return replace(result, resuming=resuming, warnings=warnings)
@@ -127,6 +118,57 @@ def _mix_settings(section: BuildSection, selection: MixSelection | None) -> dict
     }
 
 
+def build_settings(
+    section: BuildSection, llm: LLMConfig, mix: Mapping[str, object] | None = None
+) -> tuple[BuildSection, BuildSettings]:
+    """The section with ``builder`` auto resolved, and the settings it builds with (build.yaml;
+    ``mix``: the discipline mix's record, :func:`_mix_settings`). An LLM builder without an LLM
+    is a BadInputError."""
+    chosen = choose_builder(section.builder, llm)
+    section = section.model_copy(update={"builder": chosen})
+    settings = settings_for(
+        section.recipe,
+        chosen,
+        llm,
+        leakage_judge=section.leakage_judge,
+        leakage_action=section.leakage.action,
+        leakage_min_criteria=section.leakage.min_criteria,
+        limit=section.limit,
+        paper_concurrency=section.paper_concurrency,
+        max_unit_words=section.max_unit_words,
+        **(mix or {}),
+    )
+    return section, settings
+
+
+def prepare(
+    sources: Sequence[Path],
+    out: Path,
+    section: BuildSection,
+    llm: LLMConfig,
+    config_yaml: str | None = None,
+) -> BuildSettings:
+    """What ``papergym build`` does before any task runs, for a launch on Slurm or Ray: check
+    the settings against the folder and the sources (one-line BadInputError), record the
+    build's settings (and ``config_yaml`` as config.yaml). Returns the settings to give
+    :func:`papergym.recipes.paper_tasks.papers_pipeline`."""
+    if section.recipe == "ares":
+        raise BadInputError(None, "recipe ares builds documents: use ares.distributed.prepare")
+    _, settings = build_settings(section, llm)
+    check_output(out, settings)
+    open_sources(sources, out)
+    start_output(out, settings, config_yaml)
+    return settings
+
+
+@dataclass(frozen=True)
+class _Engine:
+    """build.engine=datatrove: the sources to give the tasks, and how many tasks, at once."""
+
+    sources: Sequence[Path]
+    section: BuildSection
+
+
 async def _run(
     out: Path,
     settings: BuildSettings,
@@ -134,6 +176,7 @@ async def _run(
     config: LLMConfig | None,
     reader: SourceReader,
     progress: ProgressHook | None = None,
+    engine: _Engine | None = None,
 ) -> BuildResult:
     llm = LLMClient.from_config(config) if config is not None else None
     try:
@@ -141,11 +184,42 @@ async def _run(
             judge: tuple[Role, ...] = ("judge",) if settings.leakage_judge else ()
             await ensure_answering(llm, [*WRITING_ROLES, *judge])
         start_output(out, settings, config_yaml)
+        if engine is not None:
+            return await _run_tasks(out, settings, config, reader, llm, progress, engine)
         builder = Builder(out=out, settings=settings, llm=llm, progress=progress)
         return await builder.run(reader)
     finally:
         if llm is not None:
             await llm.aclose()
+
+
+async def _run_tasks(
+    out: Path,
+    settings: BuildSettings,
+    config: LLMConfig | None,
+    reader: SourceReader,
+    llm: LLMClient | None,
+    progress: ProgressHook | None,
+    engine: _Engine,
+) -> BuildResult:
+    """The papers as datatrove tasks, then the assembly: the same Builder over every source,
+    building only what no task was given (:mod:`.paper_tasks`)."""
+    from papergym.recipes import paper_tasks
+
+    reports = await asyncio.to_thread(
+        paper_tasks.run_tasks_locally,
+        engine.sources,
+        out,
+        settings,
+        config,
+        tasks=engine.section.tasks,
+        workers=engine.section.workers,
+    )
+    builds = paper_tasks.assembly_builds(settings.limit)
+    builder = Builder(out=out, settings=settings, llm=llm, progress=progress, builds=builds)
+    failed = [failure for report in reports for failure in report.failures]
+    result = await builder.run(reader, failed)
+    return paper_tasks.assembled(result, reports, out, config)
 
 
 def _write_card(

@@ -15,6 +15,9 @@ It runs any recipe's list of steps (:mod:`papergym.recipes.steps`; the lists are
     dropped.jsonl               every rejection of a paper: source, step, reason
     failed.jsonl                papers this run could not finish because the endpoint failed
     card.md, card.json          the dataset card
+    tasks/, usage/, datatrove/  build.engine=datatrove: what each task did (its endpoint
+                                failures), its LLM usage, datatrove's logs
+                                (:mod:`papergym.recipes.paper_tasks`)
 
 A paper is finished once it has instance.json or drop.json, written atomically. A re-run reads
 each source only when it reaches it and not at all when ``sources/`` knows it (same fingerprint):
@@ -34,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,29 +198,32 @@ class Builder:
     # Relative source → discipline label for the instances' domain (None: from each paper's
     # metadata.json categories, where it has them; otherwise the builder's own guess stays).
     disciplines: Mapping[str, str] | None = None
+    # A task of a distributed build (:mod:`.paper_tasks`): the source indices (in build order)
+    # it reads and builds; the others it does not touch, and it assembles nothing (the
+    # assembly is the command's). None: every source, then the assembly.
+    share: Callable[[int], bool] | None = None
+    # The assembly of a distributed build: the source indices whose unfinished paper it builds
+    # itself (those no task was given); the others' it leaves unfinished. None: every one.
+    builds: Callable[[int], bool] | None = None
 
-    async def run(self, sources: Sequence[Path] | SourceReader) -> BuildResult:
+    async def run(
+        self, sources: Sequence[Path] | SourceReader, failed: Sequence[BuildFailure] = ()
+    ) -> BuildResult:
+        """Build the papers of ``sources`` and assemble the output files (a task: its share,
+        no assembly). ``failed``: endpoint failures of the tasks, listed with this run's."""
         reader = sources if isinstance(sources, SourceReader) else open_sources(sources, self.out)
         if self.disciplines is None:
             known = source_disciplines(reader.sources)
             self.disciplines = {s: d for s, d in known.items() if d != UNKNOWN}
-        steps = self.steps or self._recipe_steps()
-        limit = self.settings.limit
-        self._tick("papers", len(reader.sources) if limit is None else limit, "")
-        semaphore = asyncio.Semaphore(self.settings.paper_concurrency)
-        run = _Run()
-        for index in range(len(reader.sources)):
-            if limit is not None and len(run.items) >= limit:
-                break
-            await semaphore.acquire()  # reading the next source waits for a free slot
-            task = await self._reach(reader, index, steps, run, semaphore)
-            if task is None:
-                semaphore.release()
-            else:
-                run.tasks.append(task)
+        run = await self._build_all(reader)
         outcomes = await asyncio.gather(*run.tasks)
         failures = [f for f in outcomes if f is not None]
-        instances, drops = self._assemble(run, failures)
+        if failed:  # in build order, as one process lists them
+            failures = sorted([*failed, *failures], key=lambda f: f.source)
+        if self.share is None:
+            instances, drops = self._assemble(run, failures)
+        else:
+            instances, drops = self._share_instances(run), list(run.drops)
         return BuildResult(
             instances,
             drops,
@@ -227,6 +233,33 @@ class Builder:
             out=self.out,
             failures=failures,
         )
+
+    def _share_instances(self, run: _Run) -> list[Instance]:
+        """A task's finished instances, as built (the assembly relocates and screens them)."""
+        found = (
+            _load(self.out / "papers" / pid / "instance.json", Instance) for _, pid in run.items
+        )
+        return [instance for instance in found if instance is not None]
+
+    async def _build_all(self, reader: SourceReader) -> _Run:
+        """Reach every source of this run in order, starting a task per paper to build."""
+        steps = self.steps or self._recipe_steps()
+        limit = None if self.share is not None else self.settings.limit  # a share is limited
+        self._tick("papers", len(reader.sources) if limit is None else limit, "")
+        semaphore = asyncio.Semaphore(self.settings.paper_concurrency)
+        run = _Run()
+        for index in range(len(reader.sources)):
+            if limit is not None and len(run.items) >= limit:
+                break
+            if self.share is not None and not self.share(index):
+                continue
+            await semaphore.acquire()  # reading the next source waits for a free slot
+            task = await self._reach(reader, index, steps, run, semaphore)
+            if task is None:
+                semaphore.release()
+            else:
+                run.tasks.append(task)
+        return run
 
     def _recipe_steps(self) -> list[Step[PaperDraft]]:
         return recipe_steps(
@@ -269,6 +302,9 @@ class Builder:
             run.resumed += 1
             self._tick("papers", None, entry.title[:40])
             return None
+        if self.builds is not None and not self.builds(index):
+            self._tick("papers", None, entry.title[:40])
+            return None  # a task's paper it left unfinished (an endpoint failure): not ours
         return asyncio.create_task(self._build(folder, steps, semaphore, entry.title))
 
     def _finished(self, folder: Path, last: Step[PaperDraft]) -> bool:

@@ -54,6 +54,15 @@ class BuildSection(ConfigSection):
     ares.concurrency (--paper-concurrency, default 64)."""
     max_unit_words: int = Field(1200, ge=100)
     """Longest text unit one extraction call reads; longer sections are chunked."""
+    engine: Literal["local", "datatrove"] = "local"
+    """local: one process, asyncio; datatrove: the papers as tasks of datatrove's
+    LocalPipelineExecutor, then one assembly (multi-node: Slurm or Ray, see docs/scale.md). The
+    output is the same. Not used by --recipe ares (ares.engine)."""
+    tasks: int = Field(4, ge=1)
+    """datatrove engine: tasks the papers are spread over (paper k, in build order, goes to task
+    k mod tasks)."""
+    workers: int = Field(2, ge=1)
+    """datatrove engine: tasks run at once on this machine (processes)."""
     mix: dict[str, float] | None = None
     """Build papers sampled to this discipline mix, KEY=SHARE,... with keys cs, physics, econ,
     math, stat, bio, finance, eng and shares in (0, 1] summing to 1 (null: every paper); needs

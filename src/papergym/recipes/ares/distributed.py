@@ -13,6 +13,9 @@ folder: the output is the same whatever ran it, and a run on one engine resumes 
 datatrove's own completion marks are not used (``skip_completed=False``): a task whose documents
 hit endpoint failures must run again, and the progress records already make finished shards free.
 
+The datatrove plumbing (the step, the local executor, the workers tied to the command, the
+usage files) is :mod:`papergym.recipes.distributed`'s, shared with the paper build.
+
 Multi-node launches call :func:`prepare`, then give :func:`ares_pipeline` to datatrove's
 SlurmPipelineExecutor or RayPipelineExecutor (docs/ares.md); ``papergym build`` run afterwards
 finds every shard finished and only assembles instances.jsonl (turning later copies of a text
@@ -24,22 +27,11 @@ before any step runs.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import select
-import shutil
-import threading
-import time
-from collections.abc import Generator, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from papergym.errors import BadInputError
-from papergym.jsonl import write_text_atomic
-from papergym.llm.config import LLMConfig
-from papergym.llm.types import Usage
-from papergym.llm.usage import UsageRow, UsageTracker
 from papergym.recipes.ares.build import (
     AresJob,
     ares_mode,
@@ -50,50 +42,32 @@ from papergym.recipes.ares.build import (
 )
 from papergym.recipes.ares.output import check_ares_output, check_corpus, record_corpus
 from papergym.recipes.ares.runner import AresResult
+from papergym.recipes.distributed import (
+    LOGS_FOLDER as LOGS_FOLDER,
+)
+from papergym.recipes.distributed import (
+    USAGE_FOLDER as USAGE_FOLDER,
+)
+from papergym.recipes.distributed import (
+    children_follow as children_follow,
+)
+from papergym.recipes.distributed import (
+    follow as follow,
+)
+from papergym.recipes.distributed import (
+    kept_this_run,
+    merged_usage,
+    run_local,
+    task_pipeline,
+    write_usage,
+)
+from papergym.recipes.distributed import (
+    wait_for_end as wait_for_end,
+)
 from papergym.recipes.output import start_output
 
-USAGE_FOLDER = "usage"  # per task: the LLM usage of its latest run, summed for the summary
-LOGS_FOLDER = "datatrove"
-
-
-def _require_datatrove() -> None:
-    try:
-        import datatrove  # noqa: F401
-    except ImportError:
-        raise BadInputError(
-            None,
-            "ares.engine=datatrove needs datatrove: pip install 'papergym[ares-distributed]'",
-        ) from None
-
-
-def _task_class() -> type[Any]:
-    """The datatrove step, defined on first use so that datatrove stays an optional extra."""
-    from datatrove.pipeline.base import PipelineStep
-
-    class AresShards(PipelineStep):  # type: ignore[misc]
-        """One datatrove task: the ARES steps over the shards ``k % world_size == rank``."""
-
-        name = "ARES shards"
-        type = "PaperGym"
-
-        def __init__(
-            self, paths: Sequence[str], out: str, job_json: str, command: int | None = None
-        ) -> None:
-            super().__init__()
-            self.paths = list(paths)
-            self.out = out
-            self.job_json = job_json  # plain data: the task may run on another node
-            self.command = command  # the local command's pid: the task ends when it ends
-
-        def run(self, data: Any = None, rank: int = 0, world_size: int = 1) -> Generator[Any]:
-            if self.command is not None:
-                follow(self.command)
-            result = run_task(self.paths, self.out, self.job_json, rank, world_size)
-            self.stat_update("kept", value=result.kept_this_run)
-            if data:
-                yield from data
-
-    return AresShards
+ENGINE_SETTING = "ares.engine"
+STEP_NAME = "ARES shards"
 
 
 def run_task(
@@ -109,9 +83,19 @@ def run_task(
 
     result = asyncio.run(run_shards(corpus, Path(out), job, owns=owns))
     if result.usage is not None:
-        usage = json.dumps(result.usage.as_dict(), indent=1)
-        write_text_atomic(Path(out) / USAGE_FOLDER / f"{rank:05d}.json", usage)
+        write_usage(Path(out), f"{rank:05d}", result.usage)
     return result
+
+
+def _kept_by_task(paths: Sequence[str], out: str, job_json: str, rank: int, world_size: int) -> int:
+    return run_task(paths, out, job_json, rank, world_size).kept_this_run
+
+
+def _task(paths: Sequence[Path], out: Path, job: AresJob) -> partial[int]:
+    """The task of a build as plain data (absolute paths, the job as JSON): it may run on
+    another node, in another folder."""
+    absolute = [str(p.resolve()) for p in paths]
+    return partial(_kept_by_task, absolute, str(out.resolve()), job.model_dump_json())
 
 
 def prepare(paths: Sequence[Path], out: Path, job: AresJob, config_yaml: str | None = None) -> None:
@@ -137,133 +121,16 @@ def ares_pipeline(
     ``command``: the pid of a local process each task ends with (:func:`follow`); none for
     Slurm or Ray, whose tasks outlive the launching script on purpose.
     """
-    _require_datatrove()
-    step = _task_class()(
-        [str(p.resolve()) for p in paths], str(out.resolve()), job.model_dump_json(), command
-    )
-    return [step]
+    return task_pipeline(STEP_NAME, _task(paths, out, job), ENGINE_SETTING, command=command)
 
 
 def run_datatrove_local(paths: Sequence[Path], out: Path, job: AresJob) -> AresResult:
     """The build on datatrove's LocalPipelineExecutor: ``ares.tasks`` tasks, ``ares.workers``
     processes at once; the summary is read back from the shards, usage summed over tasks."""
-    _require_datatrove()
-    from datatrove.executor import LocalPipelineExecutor
-
-    shutil.rmtree(out / USAGE_FOLDER, ignore_errors=True)
-    command = os.getpid()
-    executor = LocalPipelineExecutor(
-        pipeline=ares_pipeline(paths, out, job, command=command),
-        tasks=job.ares.tasks,
-        workers=job.ares.workers,
-        logging_dir=str((out / LOGS_FOLDER).resolve()),
-        skip_completed=False,
-    )
-    with children_follow(command):
-        executor.run()
+    task = _task(paths, out, job)
+    run_local(STEP_NAME, task, ENGINE_SETTING, out, job.ares.tasks, job.ares.workers)
     result = summarise(out, job, ares_mode(job))
     result.usage = merged_usage(out, job.llm) if job.llm.configured else None
     if result.usage is not None:
-        result.kept_this_run = _kept_this_run(out)
+        result.kept_this_run = kept_this_run(out)
     return result
-
-
-# --- the workers end with the command ------------------------------------------------------------
-#
-# LocalPipelineExecutor runs the tasks in a multiprocess pool (forkserver workers) beside a
-# manager process forked from the command. Killed by SIGTERM or SIGKILL, the command ends at
-# once and nothing of it can stop them: they went on calling the LLM and writing shards. So each
-# of them follows the command: a thread waits for the command's end (a pidfd on Linux, else a
-# poll) and ends its process at once, as the kill would have ended a single-process build;
-# shard files are written atomically and a shard in flight is done again by the next run.
-
-_FOLLOWING: set[int] = set()  # the pids this process follows already
-_FOLLOWED_BY_CHILDREN: int | None = None  # while set, a process forked from it follows it
-POLL_SECONDS = 0.2
-
-
-def follow(pid: int) -> None:
-    """End this process as soon as process ``pid`` has ended (a daemon thread waits for it)."""
-    if pid == os.getpid() or pid in _FOLLOWING:
-        return  # a task run in the command's own process ends with it anyway
-    _FOLLOWING.add(pid)
-
-    def end_with_it() -> None:
-        wait_for_end(pid)
-        os._exit(1)  # as a kill: no cleanup that could write half a shard
-
-    threading.Thread(target=end_with_it, name=f"follow-{pid}", daemon=True).start()
-
-
-def wait_for_end(pid: int) -> None:
-    """Return once process ``pid`` has ended."""
-    try:
-        handle = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return  # already gone
-    except (AttributeError, OSError):  # no pidfd here (not Linux, an old kernel): poll
-        while True:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
-            except PermissionError:
-                pass
-            time.sleep(POLL_SECONDS)
-    try:
-        select.select([handle], [], [])  # readable once the process has ended
-    finally:
-        os.close(handle)
-
-
-def _follow_the_parent() -> None:
-    if _FOLLOWED_BY_CHILDREN is not None and os.getppid() == _FOLLOWED_BY_CHILDREN:
-        follow(_FOLLOWED_BY_CHILDREN)
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_follow_the_parent)
-
-
-@contextmanager
-def children_follow(pid: int) -> Iterator[None]:
-    """While inside, processes forked from ``pid`` (datatrove's manager) follow it."""
-    global _FOLLOWED_BY_CHILDREN
-    _FOLLOWED_BY_CHILDREN = pid
-    try:
-        yield
-    finally:
-        _FOLLOWED_BY_CHILDREN = None
-
-
-def _kept_this_run(out: Path) -> int:
-    """Kept instances the tasks of the latest run built (datatrove's stats, summed)."""
-    path = out / LOGS_FOLDER / "stats.json"
-    try:
-        stats = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return 0
-    total = 0
-    for step in stats:
-        kept = step.get("stats", {}).get("kept") if isinstance(step, dict) else None
-        if isinstance(kept, dict):
-            total += int(kept.get("total", 0))
-    return total
-
-
-def merged_usage(out: Path, llm: LLMConfig) -> UsageTracker:
-    """Every task's usage of the latest run as one tracker (for the usage table)."""
-    tracker = UsageTracker(prices=dict(llm.prices))
-    for path in sorted((out / USAGE_FOLDER).glob("*.json")):
-        for row in json.loads(path.read_text(encoding="utf-8")):
-            key = (str(row["stage"]), str(row["role"]), str(row["model"]))
-            usage = Usage.model_validate({k: row[k] for k in Usage.model_fields if k in row})
-            old = tracker.rows[key]
-            cost = row.get("cost_usd")
-            tracker.rows[key] = UsageRow(
-                calls=old.calls + int(row["calls"]),
-                cache_hits=old.cache_hits + int(row["cache_hits"]),
-                usage=old.usage + usage,
-                cost=None if cost is None or old.cost is None else old.cost + float(cost),
-            )
-    return tracker
