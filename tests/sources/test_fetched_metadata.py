@@ -63,3 +63,12 @@ def test_the_record_round_trips() -> None:
     record = FetchedMetadata.model_validate(RECORD)
     assert record.versioned_id == "hep-th/9901001v2"
     assert FetchedMetadata.model_validate_json(record.model_dump_json()) == record
+
+
+def test_a_metadata_json_of_another_tool_is_read_for_what_it_shares(tmp_path: Path) -> None:
+    # an arXiv metadata dump spells it "license" and carries more (authors, doi...)
+    other = {"id": "2401.01234", "license": "http://creativecommons.org/licenses/by/4.0/"}
+    folder = _paper(tmp_path / "p", {**other, "authors": "A. B.", "doi": "10.1/x"})
+    record = read_fetched_metadata(folder)
+    assert record is not None and record.licence == other["license"]
+    assert "licence" in record.model_dump() and "license" not in record.model_dump()

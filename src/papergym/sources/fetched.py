@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from papergym.errors import BadInputError
 
@@ -19,9 +19,13 @@ METADATA_FILE = "metadata.json"
 
 
 class FetchedMetadata(BaseModel):
-    """What arXiv states about a fetched paper."""
+    """What arXiv states about a fetched paper.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    Keys it does not know are ignored, not refused: a folder of papers gathered by other tools
+    (an arXiv metadata dump, a mirror) often carries a metadata.json with more in it, and
+    ``license`` (arXiv's own spelling) is read as ``licence``."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
     id: str = Field(description="The arXiv id without version: 2401.01234 or hep-th/9901001.")
     version: int | None = Field(default=None, description="The version downloaded (2 for v2).")
@@ -31,7 +35,9 @@ class FetchedMetadata(BaseModel):
     submitted: str | None = Field(default=None, description="ISO date of version 1.")
     updated: str | None = Field(default=None, description="ISO date of the version downloaded.")
     licence: str | None = Field(
-        default=None, description="The licence URL as arXiv states it; null when it states none."
+        default=None,
+        validation_alias=AliasChoices("licence", "license"),
+        description="The licence URL as arXiv states it; null when it states none.",
     )
 
     @property
