@@ -75,3 +75,17 @@ def test_a_404_is_not_retried(arxiv: ArxivServer) -> None:
     with pytest.raises(FetchError, match="HTTP 404"):
         _client(settings, FakeTime()).get_text(f"{arxiv.base_url}/nowhere")
     assert len(arxiv.requests) == 1
+
+
+def test_a_refused_connection_fails_at_once_without_back_off() -> None:
+    # nothing listens there (a wrong --base-url): minutes of polite back-off would help nobody
+    import socket
+
+    with socket.socket() as probe:  # a free port, closed again: connections to it are refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    time = FakeTime()
+    settings = FetchSection(base_url=f"http://127.0.0.1:{port}", delay_s=0, backoff_s=10)
+    with pytest.raises(FetchError, match="refused"):
+        _client(settings, time).get_text(f"http://127.0.0.1:{port}/api/query?id_list=x")
+    assert time.sleeps == []

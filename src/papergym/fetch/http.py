@@ -91,7 +91,9 @@ class PoliteClient:
                 ConnectionError,
                 TimeoutError,
             ) as error:
-                if attempt >= self.settings.max_retries:
+                # A refused connection is a server that is not there (a wrong --base-url, a
+                # mirror down), not a busy one: waiting minutes for it helps nobody.
+                if attempt >= self.settings.max_retries or _refused(error):
                     raise FetchError(url, _network_reason(error)) from None
                 retry_after = None
             self.sleep(self._backoff(attempt, retry_after))
@@ -168,6 +170,12 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def _refused(error: Exception) -> bool:
+    """Whether the connection was refused (nothing listens there)."""
+    reason = error.reason if isinstance(error, urllib.error.URLError) else error
+    return isinstance(reason, ConnectionRefusedError)
 
 
 def _network_reason(error: Exception) -> str:
