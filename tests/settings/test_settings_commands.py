@@ -149,11 +149,15 @@ def test_a_source_named_like_an_override_is_a_source_when_it_exists(
 ) -> None:
     seen: list[list[Path]] = []
 
-    def stop(sources: list[Path], out: Path) -> Any:
-        seen.append(sources)
-        raise Stop
+    class Listing:
+        """The build's first look at its sources (SourceReader.discover), stopped there."""
 
-    monkeypatch.setattr("papergym.recipes.run.open_sources", stop)
+        @staticmethod
+        def discover(sources: list[Path], out: Path) -> Any:
+            seen.append(sources)
+            raise Stop
+
+    monkeypatch.setattr("papergym.recipes.run.SourceReader", Listing)
     monkeypatch.chdir(tmp_path)
     Path("build.recipe=innov").mkdir()  # a folder of that name: a path, not an override
     result = runner.invoke(app, ["build", "build.recipe=innov", "-o", "o"], env=NO_ENV)

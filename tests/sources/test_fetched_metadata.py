@@ -72,3 +72,9 @@ def test_a_metadata_json_of_another_tool_is_read_for_what_it_shares(tmp_path: Pa
     record = read_fetched_metadata(folder)
     assert record is not None and record.licence == other["license"]
     assert "licence" in record.model_dump() and "license" not in record.model_dump()
+
+
+def test_a_metadata_json_without_an_id_is_another_tools_and_not_read(tmp_path: Path) -> None:
+    # papergym write leaves its own metadata.json beside each written paper
+    folder = _paper(tmp_path / "p", {"name": "attention", "bib": "attention.bib"})
+    assert read_fetched_metadata(folder) is None

@@ -50,15 +50,20 @@ def read_fetched_metadata(folder: Path) -> FetchedMetadata | None:
     """The ``metadata.json`` of a paper folder, or None when it has none (a paper not fetched).
 
     A file that is there but unreadable is a :class:`BadInputError` naming it: a build must not
-    quietly lose a paper's licence.
+    quietly lose a paper's licence. A JSON object without an ``id`` is another tool's file of
+    the same name (``papergym write`` writes one beside each paper) and is not read.
     """
     path = folder / METADATA_FILE
     if not path.is_file():
         return None
     try:
-        return FetchedMetadata.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        record = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise BadInputError(path, f"not valid JSON: {error}") from None
+    if not isinstance(record, dict) or "id" not in record:
+        return None  # another tool's metadata.json (papergym write's, say): no arXiv record
+    try:
+        return FetchedMetadata.model_validate(record)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "record"
