@@ -280,16 +280,7 @@ def checked_verdict(ident: str, verdict: JudgeVerdict, answer: str, kind: Kind) 
     reason = " ".join(verdict.reason.split())
     if verdict.verdict != 1:
         return Verdict(criterion_id=ident, passed=False, reason=reason, kind=kind)
-    quote = " ".join(verdict.quote.split()) if verdict.quote is not None else None
-    problem = quote_problem(quote, answer)
-    return Verdict(
-        criterion_id=ident,
-        passed=problem is None,
-        reason=reason,
-        kind=kind,
-        quote=quote or None,
-        unbacked=problem,
-    )
+    return _backed(ident, reason, verdict.quote, answer, kind, grade=None)
 
 
 def checked_grade(ident: str, verdict: GradedJudgeVerdict, answer: str, kind: Kind) -> Verdict:
@@ -298,7 +289,14 @@ def checked_grade(ident: str, verdict: GradedJudgeVerdict, answer: str, kind: Ki
     reason = " ".join(verdict.reason.split())
     if verdict.grade == 0:
         return Verdict(criterion_id=ident, passed=False, reason=reason, kind=kind, grade=0.0)
-    quote = " ".join(verdict.quote.split()) if verdict.quote is not None else None
+    return _backed(ident, reason, verdict.quote, answer, kind, grade=grade_value(verdict.grade))
+
+
+def _backed(
+    ident: str, reason: str, quote: str | None, answer: str, kind: Kind, grade: float | None
+) -> Verdict:
+    """A claimed "met" (or a grade above 0) kept only when its quote is in ``answer``."""
+    quote = " ".join(quote.split()) if quote is not None else None
     problem = quote_problem(quote, answer)
     return Verdict(
         criterion_id=ident,
@@ -307,7 +305,7 @@ def checked_grade(ident: str, verdict: GradedJudgeVerdict, answer: str, kind: Ki
         kind=kind,
         quote=quote or None,
         unbacked=problem,
-        grade=grade_value(verdict.grade) if problem is None else 0.0,
+        grade=None if grade is None else (grade if problem is None else 0.0),
     )
 
 
