@@ -43,6 +43,7 @@ require_framework("verifiers", "verifiers", "PAPERGYM_REQUIRE_VERIFIERS")
 from papergym.export.common import chat_prompt  # noqa: E402
 from papergym.export.run import run_export  # noqa: E402
 from papergym.fakellm import FakeOpenAIServer  # noqa: E402
+from papergym.records import Rubric  # noqa: E402
 
 ENV_ID = "papergym-plans"
 MODULE = "papergym_plans"
@@ -101,7 +102,8 @@ def test_load_environment_returns_the_single_turn_environment(
         assert (task.data.system_prompt, task.data.prompt) == (SYSTEM_PROMPT, instance.question)
         assert task.data.info["question"] == instance.question
         assert task.data.info["reference"] == instance.reference_answer
-        assert json.loads(task.data.info["rubric"]) == instance.rubric.model_dump(mode="json")
+        # the export's rubric JSON reads back as the very rubric (export.common.rubric_dict)
+        assert Rubric.model_validate(json.loads(task.data.info["rubric"])) == instance.rubric
         assert task.config.judge == "offline" and task.config.alpha == 0.5
     assert env.config.agent.runtime.type == "subprocess"
     with pytest.raises(FileNotFoundError, match="no test split"):
