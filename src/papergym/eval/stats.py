@@ -22,7 +22,8 @@ def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def _percentiles(draws: np.ndarray, level: float) -> tuple[float, float]:
+def percentile_interval(draws: np.ndarray, level: float) -> tuple[float, float]:
+    """The percentile-bootstrap interval of ``draws`` at ``level`` (0.95: 2.5th to 97.5th)."""
     tail = (1.0 - level) / 2.0 * 100.0
     low, high = np.percentile(draws, [tail, 100.0 - tail])
     return float(low), float(high)
@@ -53,7 +54,7 @@ def bootstrap_mean(
         return Estimate(value=mean, low=mean, high=mean, n=n, level=level)
     index = _rng(seed).integers(0, n, size=(resamples, n))
     draws = data[index].mean(axis=1)
-    low, high = _percentiles(draws, level)
+    low, high = percentile_interval(draws, level)
     # the percentile interval of a skewed statistic can miss the point estimate by rounding;
     # a reader expects the interval to hold it
     return Estimate(value=mean, low=min(low, mean), high=max(high, mean), n=n, level=level)
@@ -183,7 +184,7 @@ def correlation(
     draws = draws[~np.isnan(draws)]
     if draws.size == 0:
         return Correlation(method=method, r=r, n=n, level=level)
-    low, high = _percentiles(draws, level)
+    low, high = percentile_interval(draws, level)
     return Correlation(method=method, r=r, low=min(low, r), high=max(high, r), n=n, level=level)
 
 
@@ -224,7 +225,7 @@ def bootstrap_ratio(
         return Estimate(value=value, low=value, high=value, n=n, level=level)
     index = _rng(seed).integers(0, n, size=(resamples, n))
     draws = tops[index].sum(axis=1) / bottoms[index].sum(axis=1)
-    low, high = _percentiles(draws, level)
+    low, high = percentile_interval(draws, level)
     return Estimate(value=value, low=min(low, value), high=max(high, value), n=n, level=level)
 
 

@@ -19,7 +19,12 @@ from pydantic import Field
 
 from papergym.errors import BadInputError
 from papergym.eval.records import Estimate
-from papergym.eval.stats import DEFAULT_LEVEL, DEFAULT_RESAMPLES, bootstrap_mean
+from papergym.eval.stats import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    bootstrap_mean,
+    percentile_interval,
+)
 from papergym.records import Record
 from papergym.review.data import read_reviews_file
 from papergym.review.records import VenueScale
@@ -80,8 +85,7 @@ def difference_of_means(
     draws = a[rng.integers(0, a.size, (resamples, a.size))].mean(axis=1) - b[
         rng.integers(0, b.size, (resamples, b.size))
     ].mean(axis=1)
-    tail = (1.0 - level) / 2.0 * 100.0
-    low, high = (float(v) for v in np.percentile(draws, [tail, 100.0 - tail]))
+    low, high = percentile_interval(draws, level)
     n = min(a.size, b.size)
     return Estimate(value=value, low=min(low, value), high=max(high, value), n=n, level=level)
 
