@@ -10,12 +10,13 @@ training workers running as other users.
 from __future__ import annotations
 
 import codecs
+import itertools
 import json
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -148,3 +149,45 @@ def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[M]:
 def read_jsonl(path: str | Path, model: type[M]) -> list[M]:
     """Read every record of type ``model`` from ``path``."""
     return list(iter_jsonl(path, model))
+
+
+class RereadRecords(Sequence[M]):
+    """Records read again from where they are kept on each pass, never all held at once.
+
+    What a build returns for its instances: a corpus of 20,000 papers would otherwise hold every
+    instance in memory to the end of the run. ``read`` yields the records (a fresh iterator per
+    call); ``count`` is how many it yields, known when they were written. Indexing reads up to
+    the index; a slice reads them all: both are for small uses, passes are what it is for.
+    """
+
+    def __init__(self, read: Callable[[], Iterable[M]], count: int) -> None:
+        self._read = read
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[M]:
+        return iter(self._read())
+
+    @overload
+    def __getitem__(self, index: int) -> M: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[M]: ...
+
+    def __getitem__(self, index: int | slice) -> M | list[M]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = index + self._count if index < 0 else index
+        if not 0 <= position < self._count:
+            raise IndexError(index)
+        return next(itertools.islice(iter(self), position, None))
+
+    def __repr__(self) -> str:
+        return f"RereadRecords({self._count} records)"
+
+
+def reread_jsonl(path: str | Path, model: type[M], count: int) -> RereadRecords[M]:
+    """The ``count`` records of ``path``, read from the file on each pass."""
+    return RereadRecords(lambda: iter_jsonl(path, model), count)

@@ -137,3 +137,29 @@ def test_rate_limiter_spaces_requests() -> None:
 
     elapsed = asyncio.run(run())
     assert 0.4 <= elapsed < 1.0
+
+
+def test_saved_rows_merge_into_what_one_tracker_counts() -> None:
+    """A distributed build saves each task's rows (``as_dict``); read back and merged they are
+    the rows one process would have counted, every counter included (not calls and tokens only)."""
+    prices = {"priced": Price(input=1.0, output=2.0)}
+    one, first, second = (UsageTracker(prices=prices) for _ in range(3))
+    calls = [
+        ("extract", "builder", "priced", Usage(prompt_tokens=10, completion_tokens=5), False),
+        ("extract", "builder", "priced", Usage(prompt_tokens=7, completion_tokens=1), True),
+        ("rubric", "builder", "free", Usage(prompt_tokens=3, completion_tokens=2), False),
+    ]
+    for index, (stage, role, model, usage, cached) in enumerate(calls):
+        for tracker in (one, first if index % 2 == 0 else second):
+            tracker.record(stage=stage, role=role, model=model, usage=usage, cached=cached)
+            tracker.record_structured(stage=stage, role=role, model=model, repaired=index == 2)
+    saved = [UsageTracker.from_rows(t.as_dict(), prices) for t in (first, second)]
+    merged = UsageTracker.merged(UsageTracker(prices=prices), *saved)
+    assert merged.as_dict() == one.as_dict()
+    assert {row["model"]: row["cost_usd"] for row in merged.as_dict()}["free"] is None
+    assert sum(row["repaired"] for row in merged.as_dict()) == 1
+    old = [
+        {k: v for k, v in row.items() if k not in ("structured", "repaired")}
+        for row in saved[0].as_dict()
+    ]
+    assert UsageTracker.from_rows(old).as_dict()[0]["structured"] == 0  # an older file's rows

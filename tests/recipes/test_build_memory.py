@@ -65,7 +65,45 @@ def test_the_final_screen_embeds_bounded_batches_in_order(
     for instance in instances:
         (tmp_path / "papers" / instance.paper_id).mkdir(parents=True)
     builder = runner.Builder(out=tmp_path, settings=BuildSettings())
-    screened = builder._screen(instances)
+    screened = list(builder._screen(instances))
     assert batches == [4, 4, 2]
     assert [i.title for i in screened] == [f"T{n} (screened)" for n in range(10)]
-    assert builder._screen(instances) == screened and batches == [4, 4, 2]  # resumed: none again
+    assert list(builder._screen(instances)) == screened and batches == [4, 4, 2]  # none again
+
+
+def test_the_assembly_streams_instances_and_returns_them_read_from_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each screened batch is written before the next paper's instance is read: the assembly
+    holds a batch, not the corpus; the result reads instances.jsonl again on each pass."""
+    loaded_at_screen: list[int] = []
+    loaded: list[str] = []
+    load = runner._load
+
+    def counting_load(path: Path, model: type) -> object:
+        if model is Instance and path.name == "instance.json":
+            loaded.append(path.parent.name)
+        return load(path, model)
+
+    def fake_screen(instances: Sequence[Instance]) -> list[Instance]:
+        loaded_at_screen.append(len(loaded))
+        return list(instances)
+
+    monkeypatch.setattr(runner, "_load", counting_load)
+    monkeypatch.setattr(overlap, "screen_instances", fake_screen)
+    monkeypatch.setattr(runner, "SCREEN_BATCH", 4)
+    run = runner._Run()
+    for n in range(10):
+        instance = rubric_instance(
+            f"p{n}", ["The plan does x."], question="Q?", reference_answer="A.", title=f"T{n}"
+        )
+        instance = instance.model_copy(update={"source_path": f"s{n}.tex"})
+        runner._save(tmp_path / "papers" / instance.paper_id / "instance.json", instance)
+        run.items.append((f"s{n}.tex", instance.paper_id))
+    builder = runner.Builder(out=tmp_path, settings=BuildSettings())
+    instances, drops = builder._assemble(run, [])
+    assert loaded_at_screen == [4, 8, 10] and drops == []
+    assert not isinstance(instances, list) and len(instances) == 10
+    assert [i.title for i in instances] == [f"T{n}" for n in range(10)]
+    assert instances[-1].title == "T9" and [i.title for i in instances[1:3]] == ["T1", "T2"]
+    assert [i.title for i in instances] == [f"T{n}" for n in range(10)]  # a second pass

@@ -74,23 +74,27 @@ def _distribution(values: Sequence[int]) -> dict[str, Any]:
     }
 
 
-def _leakage_from_verdicts(instances: Sequence[Instance]) -> dict[str, dict[str, Any]]:
-    """Per method: criteria judged, leaked, unscored, and rate = leaked / scored."""
-    result: dict[str, dict[str, Any]] = {}
-    verdicts = [v for i in instances for c in i.rubric.specific for v in c.leakage]
-    for method in LEAKAGE_METHODS:
-        mine = [v for v in verdicts if v.method == method]
-        if not mine:
-            continue
-        leaked = sum(1 for v in mine if v.leaked is True)
-        unscored = sum(1 for v in mine if v.leaked is None)
-        result[method] = {
-            "criteria": len(mine),
-            "leaked": leaked,
-            "unscored": unscored,
-            "rate": _share(leaked, len(mine) - unscored),
+def _leakage_from_verdicts(instances: Iterable[Instance]) -> dict[str, dict[str, Any]]:
+    """Per method: criteria judged, leaked, unscored, and rate = leaked / scored (one pass:
+    a build's instances are read from their file, not held)."""
+    tally: dict[str, Counter[str]] = {}
+    for verdict in (v for i in instances for c in i.rubric.specific for v in c.leakage):
+        row = tally.setdefault(verdict.method, Counter())
+        row["criteria"] += 1
+        row["leaked"] += verdict.leaked is True
+        row["unscored"] += verdict.leaked is None
+    return {
+        method: {
+            "criteria": tally[method]["criteria"],
+            "leaked": tally[method]["leaked"],
+            "unscored": tally[method]["unscored"],
+            "rate": _share(
+                tally[method]["leaked"], tally[method]["criteria"] - tally[method]["unscored"]
+            ),
         }
-    return result
+        for method in LEAKAGE_METHODS
+        if method in tally
+    }
 
 
 def _drop_stats(drops: Sequence[Drop]) -> dict[str, Any]:
@@ -103,10 +107,9 @@ def _drop_stats(drops: Sequence[Drop]) -> dict[str, Any]:
     }
 
 
-def _dimensions(instances: Sequence[Instance]) -> tuple[str, ...]:
+def _dimensions(used: Iterable[str]) -> tuple[str, ...]:
     """The paper dimensions, then any other dimension the criteria use (``general``)."""
-    used = {c.dimension for i in instances for c in i.rubric.specific}
-    return DIMENSIONS + tuple(sorted(used - set(DIMENSIONS)))
+    return DIMENSIONS + tuple(sorted(set(used) - set(DIMENSIONS)))
 
 
 def _source_kinds(instances: Sequence[Instance]) -> dict[str, dict[str, int]]:
@@ -147,8 +150,11 @@ def card_stats(instances: Sequence[Instance], drops: Sequence[Drop]) -> dict[str
     ``papers`` counts distinct sources (papers or documents: ``paper_id`` is either's content id);
     ``source_kinds`` appears when documents are among them.
     """
-    specific = [c for i in instances for c in i.rubric.specific]
-    by_dimension = {d: sum(1 for c in specific if c.dimension == d) for d in _dimensions(instances)}
+    # Passes over the instances, never a list of them or of their criteria: a build's
+    # instances are read again from instances.jsonl on each pass.
+    found: Counter[str] = Counter(c.dimension for i in instances for c in i.rubric.specific)
+    by_dimension = {d: found[d] for d in _dimensions(found)}
+    specific = found.total()
     return {
         "papers": len({i.paper_id for i in instances}),
         **_source_kinds(instances),
@@ -159,10 +165,10 @@ def card_stats(instances: Sequence[Instance], drops: Sequence[Drop]) -> dict[str
         "domains": counts(i.domain.strip() or "unknown" for i in instances),
         "drops": _drop_stats(drops),
         "criteria": {
-            "specific": len(specific),
+            "specific": specific,
             "by_dimension": by_dimension,
-            "dimension_share": {d: _share(n, len(specific)) for d, n in by_dimension.items()},
-            "by_origin": counts(c.origin for c in specific),
+            "dimension_share": {d: _share(n, specific) for d, n in by_dimension.items()},
+            "by_origin": counts(c.origin for i in instances for c in i.rubric.specific),
             "per_instance": _distribution([len(i.rubric.specific) for i in instances]),
             "general_per_instance": _distribution([len(i.rubric.general) for i in instances]),
             "instances_with_note": sum(1 for i in instances if i.rubric.note),

@@ -13,7 +13,8 @@ row names its method and its denominator, and the table is ordered by method.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,34 +27,43 @@ ACTION_STEP = "leakage"  # the step a build records a leakage drop under
 OURS = "this dataset"
 
 
-def _judge_counts(criteria: Sequence[Criterion]) -> dict[str, Any]:
-    verdicts = [v for c in criteria for v in c.leakage if v.method == "judge"]
-    leaked = sum(1 for v in verdicts if v.leaked is True)
-    scored = sum(1 for v in verdicts if v.leaked is not None)
+def _judge_counts(criteria: Iterable[Criterion]) -> dict[str, Any]:
+    tally: Counter[str] = Counter()
+    for criterion in criteria:
+        tally["criteria"] += 1
+        for verdict in criterion.leakage:
+            if verdict.method == "judge":
+                tally["verdicts"] += 1
+                tally["leaked"] += verdict.leaked is True
+                tally["scored"] += verdict.leaked is not None
+    scored, leaked = tally["scored"], tally["leaked"]
     return {
-        "criteria": len(criteria),
+        "criteria": tally["criteria"],
         "scored": scored,
         "leaked": leaked,
-        "unscored": len(verdicts) - scored,
+        "unscored": tally["verdicts"] - scored,
         "rate": round(leaked / scored, 6) if scored else None,
     }
 
 
 def action_stats(instances: Sequence[Instance], drops: Sequence[Drop]) -> dict[str, Any] | None:
     """Judge leakage before and after the build's action, with what the action did; ``None``
-    when no criterion carries a judge verdict (no judge ran: there is nothing to act on)."""
-    after = [c for i in instances for c in i.rubric.specific]
-    if not any(v.method == "judge" for c in after for v in c.leakage):
+    when no criterion carries a judge verdict (no judge ran: there is nothing to act on).
+
+    Passes over the instances (a build's are read from their file on each), no list of them."""
+    if not any(
+        v.method == "judge" for i in instances for c in i.rubric.specific for v in c.leakage
+    ):
         return None
-    before = [
+    before = (
         c for i in instances for c in (*i.rubric.specific, *i.rubric.leaked_out) if not c.replaces
-    ]
-    replaced = sum(1 for c in after if c.replaces)
+    )
+    replaced = sum(1 for i in instances for c in i.rubric.specific if c.replaces)
     taken_out = sum(len(i.rubric.leaked_out) for i in instances)
     return {
         "instances": len(instances),
         "before": _judge_counts(before),
-        "after": _judge_counts(after),
+        "after": _judge_counts(c for i in instances for c in i.rubric.specific),
         "replaced": replaced,
         "removed": taken_out - replaced,
         "instances_changed": sum(1 for i in instances if i.rubric.leaked_out),

@@ -26,6 +26,11 @@ def call_cost(price: Price | None, usage: Usage) -> float | None:
     ) / 1e6
 
 
+def _count(row: dict[str, object], key: str) -> int:
+    value = row.get(key, 0)  # files of older versions lack the later counters
+    return int(value) if isinstance(value, int | float | str) else 0
+
+
 @dataclass
 class UsageRow:
     """Totals for one (stage, role, model)."""
@@ -126,6 +131,28 @@ class UsageTracker:
                 into.repaired += row.repaired
                 into.cost = None if into.cost is None or row.cost is None else into.cost + row.cost
         return merged
+
+    @classmethod
+    def from_rows(
+        cls, rows: list[dict[str, object]], prices: dict[str, Price] | None = None
+    ) -> UsageTracker:
+        """A tracker holding the rows :meth:`as_dict` wrote (a task's saved usage), every
+        field kept, so that trackers saved apart merge into what one process would count."""
+        tracker = cls(prices=dict(prices or {}))
+        for row in rows:
+            usage = Usage.model_validate({k: row[k] for k in Usage.model_fields if k in row})
+            cost = row.get("cost_usd")
+            tracker.rows[(str(row["stage"]), str(row["role"]), str(row["model"]))] = UsageRow(
+                calls=_count(row, "calls"),
+                cache_hits=_count(row, "cache_hits"),
+                usage=usage,
+                cost=float(cost) if isinstance(cost, int | float) else None,
+                prompts_cut=_count(row, "prompts_cut"),
+                tokens_cut=_count(row, "tokens_cut"),
+                structured=_count(row, "structured"),
+                repaired=_count(row, "repaired"),
+            )
+        return tracker
 
     def check_budget(self) -> None:
         """Raise before a call when the budget is already spent."""

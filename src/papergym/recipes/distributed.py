@@ -31,8 +31,7 @@ from typing import Any
 from papergym.errors import BadInputError
 from papergym.jsonl import write_text_atomic
 from papergym.llm.config import LLMConfig
-from papergym.llm.types import Usage
-from papergym.llm.usage import UsageRow, UsageTracker
+from papergym.llm.usage import UsageTracker
 
 USAGE_FOLDER = "usage"  # per task: the LLM usage of its latest run, summed for the summary
 LOGS_FOLDER = "datatrove"
@@ -202,18 +201,10 @@ def write_usage(out: Path, name: str, tracker: UsageTracker) -> None:
 
 
 def merged_usage(out: Path, llm: LLMConfig) -> UsageTracker:
-    """Every task's usage of the latest run as one tracker (for the usage table)."""
-    tracker = UsageTracker(prices=dict(llm.prices))
-    for path in sorted((out / USAGE_FOLDER).glob("*.json")):
-        for row in json.loads(path.read_text(encoding="utf-8")):
-            key = (str(row["stage"]), str(row["role"]), str(row["model"]))
-            usage = Usage.model_validate({k: row[k] for k in Usage.model_fields if k in row})
-            old = tracker.rows[key]
-            cost = row.get("cost_usd")
-            tracker.rows[key] = UsageRow(
-                calls=old.calls + int(row["calls"]),
-                cache_hits=old.cache_hits + int(row["cache_hits"]),
-                usage=old.usage + usage,
-                cost=None if cost is None or old.cost is None else old.cost + float(cost),
-            )
-    return tracker
+    """Every task's usage of the latest run as one tracker (for the usage table), every
+    counter kept: the rows one process would have counted."""
+    saved = [
+        UsageTracker.from_rows(json.loads(path.read_text(encoding="utf-8")), dict(llm.prices))
+        for path in sorted((out / USAGE_FOLDER).glob("*.json"))
+    ]
+    return UsageTracker.merged(UsageTracker(prices=dict(llm.prices)), *saved)

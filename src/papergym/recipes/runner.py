@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from papergym.errors import BadInputError
-from papergym.jsonl import write_jsonl, write_text_atomic
+from papergym.jsonl import RereadRecords, reread_jsonl, write_jsonl, write_text_atomic
 from papergym.llm.client import LLMClient
 from papergym.llm.usage import UsageTracker
 from papergym.recipes.draft import PaperDraft
@@ -88,7 +88,8 @@ SCREEN_BATCH = 256
 
 @dataclass
 class BuildResult:
-    instances: list[Instance]
+    # Read from instances.jsonl on each pass (a build's memory must not grow with its corpus).
+    instances: Sequence[Instance]
     drops: list[Drop]
     papers: int
     usage: UsageTracker | None
@@ -101,6 +102,18 @@ class BuildResult:
     def drops_by_step(self) -> Counter[tuple[str, str]]:
         """How many papers each step dropped, and why (:func:`~.steps.drops_by_step`)."""
         return drops_by_step(self.drops)
+
+
+def _batched(records: Iterable[Instance], size: int) -> Iterator[list[Instance]]:
+    """``records`` in lists of ``size`` (the last may be shorter); ``itertools.batched`` is 3.12+."""
+    batch: list[Instance] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 # --- per-paper records -------------------------------------------------------------------------------
@@ -234,12 +247,12 @@ class Builder:
             failures=failures,
         )
 
-    def _share_instances(self, run: _Run) -> list[Instance]:
-        """A task's finished instances, as built (the assembly relocates and screens them)."""
-        found = (
-            _load(self.out / "papers" / pid / "instance.json", Instance) for _, pid in run.items
-        )
-        return [instance for instance in found if instance is not None]
+    def _share_instances(self, run: _Run) -> Sequence[Instance]:
+        """A task's finished instances, as built (the assembly relocates and screens them),
+        read from their folders on each pass."""
+        paths = [self.out / "papers" / pid / "instance.json" for _, pid in run.items]
+        found = [path for path in paths if path.is_file()]
+        return RereadRecords(lambda: (_load(path, Instance) for path in found), len(found))
 
     async def _build_all(self, reader: SourceReader) -> _Run:
         """Reach every source of this run in order, starting a task per paper to build."""
@@ -339,13 +352,26 @@ class Builder:
 
     def _assemble(
         self, run: _Run, failures: Iterable[BuildFailure]
-    ) -> tuple[list[Instance], list[Drop]]:
-        """instances.jsonl, dropped.jsonl and failed.jsonl from the per-paper records."""
-        instances: list[Instance] = []
+    ) -> tuple[Sequence[Instance], list[Drop]]:
+        """instances.jsonl, dropped.jsonl and failed.jsonl from the per-paper records.
+
+        The instances stream from their folders through the screen into the file, a batch at a
+        time, and are read back from it when used: a build's memory does not grow with its
+        corpus (only its drops, a line each, are held).
+        """
         drops = list(run.drops)
+        path = self.out / "instances.jsonl"
+        count = write_jsonl(path, self._screen(self._relocated(run, drops)))
+        write_jsonl(self.out / "dropped.jsonl", drops)
+        write_jsonl(self.out / "failed.jsonl", failures)
+        return reread_jsonl(path, Instance, count), drops
+
+    def _relocated(self, run: _Run, drops: list[Drop]) -> Iterator[Instance]:
+        """Each finished paper's instance, in source order, with its source path made relative
+        (records of older builds may carry a local path or a secret: cleaned on resume); each
+        dropped paper's drop is appended to ``drops`` as it is passed."""
         for source, paper_id in sorted(run.items):
             folder = self.out / "papers" / paper_id
-            # Records of older builds may carry a local path or a secret: cleaned on resume.
             instance = _load(folder / "instance.json", Instance)
             drop = _final_drop(folder)
             if instance is not None:
@@ -354,48 +380,38 @@ class Builder:
                     instance = instance.model_copy(update={"source_path": source, "domain": domain})
                     _save(folder / "instance.json", instance)
                     _relocate_paper(folder, source)
-                instances.append(instance)
+                yield instance
             elif drop is not None:
                 drop = drop.model_copy(update={"source": source})
                 if drop != _load(folder / "drop.json", Drop):
                     _save(folder / "drop.json", drop)
                     _relocate_paper(folder, source)
                 drops.append(drop)
-        instances = self._screen(instances)
-        write_jsonl(self.out / "instances.jsonl", instances)
-        write_jsonl(self.out / "dropped.jsonl", drops)
-        write_jsonl(self.out / "failed.jsonl", failures)
-        return instances, drops
 
-    def _screen(self, instances: list[Instance]) -> list[Instance]:
-        """The overlap screen's verdicts on every instance, in batches of those not screened yet.
+    def _screen(self, instances: Iterable[Instance]) -> Iterator[Instance]:
+        """The overlap screen's verdicts on every instance, in batches of ``SCREEN_BATCH``.
 
         An instance's screened form is kept in ``screened.json`` beside it, with a hash of the
         instance it came from: a resumed build re-embeds nothing it screened before (on a large
         build the screen, not reading, is what a resume would otherwise spend its time on).
+        Batches bound the memory (one batch of a whole corpus's criteria made a build's peak grow
+        with its size); each instance's verdicts depend on it alone.
         """
         from papergym.audit.overlap import screen_instances
 
-        hashes = [content_hash(i.model_dump(mode="json")) for i in instances]
-        cached = [self._screened(i.paper_id, h) for i, h in zip(instances, hashes, strict=True)]
-        pending = [i for i, c in zip(instances, cached, strict=True) if c is None]
         self._tick("leakage screen", 1, "")
-        # In batches: one batch of a whole corpus's criteria made the build's peak memory grow
-        # with its size. Each instance's verdicts depend on it alone.
-        fresh = iter(
-            verdicts
-            for start in range(0, len(pending), SCREEN_BATCH)
-            for verdicts in screen_instances(pending[start : start + SCREEN_BATCH])
-        )  # lazy: a batch is screened when the loop below reaches it
-        screened: list[Instance] = []
-        for instance, digest, done in zip(instances, hashes, cached, strict=True):
-            if done is None:
-                done = next(fresh)
-                record = Screened(of=digest, instance=done)
-                _save(self.out / "papers" / instance.paper_id / "screened.json", record)
-            screened.append(done)
+        for batch in _batched(instances, SCREEN_BATCH):
+            hashes = [content_hash(i.model_dump(mode="json")) for i in batch]
+            cached = [self._screened(i.paper_id, h) for i, h in zip(batch, hashes, strict=True)]
+            pending = [i for i, c in zip(batch, cached, strict=True) if c is None]
+            fresh = iter(screen_instances(pending) if pending else [])
+            for instance, digest, done in zip(batch, hashes, cached, strict=True):
+                if done is None:
+                    done = next(fresh)
+                    record = Screened(of=digest, instance=done)
+                    _save(self.out / "papers" / instance.paper_id / "screened.json", record)
+                yield done
         self._tick("leakage screen", None, "")
-        return screened
 
     def _screened(self, paper_id: str, digest: str) -> Instance | None:
         try:

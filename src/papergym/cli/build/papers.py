@@ -85,11 +85,8 @@ def _print_summary(result: BuildResult) -> None:
     table.add_row("instances", str(len(result.instances)))
     if result.resuming:
         table.add_row("already finished before this run", str(result.resumed))
-    criteria = [c for i in result.instances for c in i.rubric.specific]
-    table.add_row(
-        "specific criteria",
-        f"{len(criteria)} ({sum(c.dimension == 'method' for c in criteria)} method)",
-    )
+    dimensions = Counter(c.dimension for i in result.instances for c in i.rubric.specific)
+    table.add_row("specific criteria", f"{dimensions.total()} ({dimensions['method']} method)")
     table.add_row("dropped", str(len(result.drops)))
     if result.failures:
         table.add_row("failed (endpoint; retried next run)", str(len(result.failures)))
