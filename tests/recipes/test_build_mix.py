@@ -115,3 +115,23 @@ def test_a_mix_of_which_no_paper_is_found_is_one_line_exit_2(tmp_path: Path) -> 
     assert result.exit_code == 2
     assert "no paper of the mix's disciplines (found: computer science)" in result.output
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_a_mixed_build_on_the_datatrove_engine_is_the_local_one(tmp_path: Path) -> None:
+    """The tasks are handed the mix's selection: the same papers built, the same instances,
+    nothing outside the selection read into papers/."""
+    pytest.importorskip("datatrove")
+    papers = fetched_papers(tmp_path / "papers", {"cs": 4, "ph": 2, "ec": 2})
+    mix = ["--mix", "cs=0.5,physics=0.25,econ=0.25", "--target", "4", "--seed", "3"]
+    engine = ["build.engine=datatrove", "build.tasks=3", "build.workers=2"]
+    built = {}
+    for name, extra in (("local", []), ("engine", engine)):
+        out = tmp_path / name
+        args = ["build", str(papers), "-o", str(out), "--builder", "extractive", *mix, *extra]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        built[name] = read_jsonl(out / "instances.jsonl", Instance)
+        assert len(list((out / "papers").iterdir())) == 4  # the selection, no other paper
+    assert built["engine"] == built["local"]
+    assert sorted(i.domain for i in built["local"]).count("computer science") == 2

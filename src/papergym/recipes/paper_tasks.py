@@ -60,6 +60,9 @@ class PaperJob(BaseModel):
     out: str
     settings: BuildSettings
     llm: LLMConfig | None = None  # None: the extractive builder
+    # A discipline mix's selection (relative sources): the tasks build these only, in build
+    # order, as one process does with ``build.mix``; None: every source.
+    only: tuple[str, ...] | None = None
 
 
 class TaskReport(BaseModel):
@@ -94,6 +97,8 @@ def run_task(job_json: str, rank: int, world_size: int) -> int:
     job = PaperJob.model_validate_json(job_json)
     out = Path(job.out)
     reader = SourceReader.discover([Path(p) for p in job.sources], out)
+    if job.only is not None:
+        reader = reader.only(job.only)
     share = partial(in_share, rank=rank, tasks=world_size, limit=job.settings.limit)
     result = asyncio.run(_build_share(job, reader, share))
     report = TaskReport(
@@ -118,7 +123,11 @@ async def _build_share(
 
 
 def _task(
-    sources: Sequence[Path], out: Path, settings: BuildSettings, llm: LLMConfig | None
+    sources: Sequence[Path],
+    out: Path,
+    settings: BuildSettings,
+    llm: LLMConfig | None,
+    only: Sequence[str] | None = None,
 ) -> partial[int]:
     """The task of a build as plain data (absolute paths, the job as JSON)."""
     job = PaperJob(
@@ -126,18 +135,23 @@ def _task(
         out=str(out.resolve()),
         settings=settings,
         llm=llm,
+        only=None if only is None else tuple(only),
     )
     return partial(run_task, job.model_dump_json())
 
 
 def papers_pipeline(
-    sources: Sequence[Path], out: Path, settings: BuildSettings, llm: LLMConfig | None
+    sources: Sequence[Path],
+    out: Path,
+    settings: BuildSettings,
+    llm: LLMConfig | None,
+    only: Sequence[str] | None = None,
 ) -> list[Any]:
     """The datatrove pipeline of a paper build, for an executor you launch (Slurm, Ray): one
     step, the papers of the task's rank (source k → task k mod tasks). ``settings`` is the
-    build's :class:`BuildSettings` (:func:`papergym.recipes.run.prepare` returns it); ``llm``
-    None for the extractive builder."""
-    return task_pipeline(STEP_NAME, _task(sources, out, settings, llm), ENGINE_SETTING)
+    build's :class:`BuildSettings` (:func:`papergym.recipes.run.prepare` returns it, with a
+    discipline mix's selection as ``only``); ``llm`` None for the extractive builder."""
+    return task_pipeline(STEP_NAME, _task(sources, out, settings, llm, only), ENGINE_SETTING)
 
 
 def run_tasks_locally(
@@ -148,11 +162,13 @@ def run_tasks_locally(
     *,
     tasks: int,
     workers: int,
+    only: Sequence[str] | None = None,
 ) -> list[TaskReport]:
-    """The papers on datatrove's LocalPipelineExecutor, ``tasks`` tasks, ``workers`` at once;
-    returns what each task did."""
+    """The papers on datatrove's LocalPipelineExecutor, ``tasks`` tasks, ``workers`` at once
+    (``only``: a mix's selection); returns what each task did."""
     shutil.rmtree(out / TASKS_FOLDER, ignore_errors=True)
-    run_local(STEP_NAME, _task(sources, out, settings, llm), ENGINE_SETTING, out, tasks, workers)
+    task = _task(sources, out, settings, llm, only)
+    run_local(STEP_NAME, task, ENGINE_SETTING, out, tasks, workers)
     return [
         TaskReport.model_validate_json(path.read_text(encoding="utf-8"))
         for path in sorted((out / TASKS_FOLDER).glob("*.json"))

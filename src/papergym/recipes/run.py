@@ -62,9 +62,6 @@ def build_papers(
     """
     if section.recipe == "ares":
         raise BadInputError(None, "recipe ares builds documents: use build_corpus")
-    if section.mix is not None and section.engine == "datatrove":
-        # the tasks read every source; handing them the mix's selection is not built yet
-        raise BadInputError(None, "build.mix runs on build.engine=local only (drop --engine)")
     reader = SourceReader.discover(sources, out)
     selection = _mixed(reader, section)
     if selection is not None:
@@ -74,7 +71,9 @@ def build_papers(
     reader = open_sources(reader, out)
     saved = config_yaml(section) if config_yaml is not None else None
     client_config = llm if section.builder == "llm" else None
-    engine = _Engine(sources, section) if section.engine == "datatrove" else None
+    engine = None
+    if section.engine == "datatrove":
+        engine = _Engine(sources, section, selection.selected if selection else None)
     result = asyncio.run(_run(out, settings, saved, client_config, reader, progress, engine))
     _write_card(out, result, settings, selection)
     warnings = tuple(selection.shortfalls()) if selection is not None else ()
@@ -154,11 +153,22 @@ def prepare(
     :func:`papergym.recipes.paper_tasks.papers_pipeline`."""
     if section.recipe == "ares":
         raise BadInputError(None, "recipe ares builds documents: use ares.distributed.prepare")
-    _, settings = build_settings(section, llm)
+    selection = _mixed(SourceReader.discover(sources, out), section)
+    _, settings = build_settings(section, llm, _mix_settings(section, selection))
     check_output(out, settings)
     open_sources(sources, out)
     start_output(out, settings, config_yaml)
     return settings
+
+
+def selected_sources(
+    sources: Sequence[Path], out: Path, section: BuildSection
+) -> tuple[str, ...] | None:
+    """A discipline mix's papers (relative sources, seeded as ``papergym build --mix`` picks
+    them), to give a launch's :func:`~.paper_tasks.papers_pipeline` as ``only``; None without
+    ``build.mix``."""
+    selection = _mixed(SourceReader.discover(sources, out), section)
+    return None if selection is None else tuple(selection.selected)
 
 
 @dataclass(frozen=True)
@@ -167,6 +177,7 @@ class _Engine:
 
     sources: Sequence[Path]
     section: BuildSection
+    only: Sequence[str] | None = None  # a discipline mix's selection: the tasks build these
 
 
 async def _run(
@@ -214,6 +225,7 @@ async def _run_tasks(
         config,
         tasks=engine.section.tasks,
         workers=engine.section.workers,
+        only=engine.only,
     )
     builds = paper_tasks.assembly_builds(settings.limit)
     builder = Builder(out=out, settings=settings, llm=llm, progress=progress, builds=builds)
