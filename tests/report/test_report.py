@@ -575,7 +575,7 @@ def test_page_loads_in_headless_chromium_with_plots_and_no_console_errors(
     report, _, _ = page
     shot = tmp_path / "report.png"
     # one launch does both; half scale: the 1280×2400 page in 640×1200 pixels, which the
-    # pure-Python decoder reads fast
+    # decoder reads fast
     dom = run_chromium(
         report,
         "--dump-dom",
