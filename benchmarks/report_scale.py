@@ -1,9 +1,11 @@
 """The report's page at scale: an eval folder of many questions (two systems, one sample each,
 a few hundred words per answer, eight verdicts with reasons and quotes per answer) written
-with ``papergym report``; it prints the page's size, the time to write it, and what headless
-Chromium measures in the page itself (first paint, first contentful paint, load; the sample
-browser writes them on ``<body>`` as data attributes, read back with ``--dump-dom``), and
-checks that a filter set in the address changes what the browser shows.
+with ``papergym report``; it prints the page's size and the index's share of it, the time to
+write it, and what headless Chromium measures in the page itself (first paint, browser ready:
+the list drawn, load event; the sample browser writes them on ``<body>`` as data attributes,
+read back with ``--dump-dom``), and checks that a filter set in the address changes what the
+browser shows. The same figures for a control page: the same blocks laid out the old way (all
+data before the script, the script last), for the gain of the layout.
 
     python benchmarks/report_scale.py [--questions 10000] [--quick] [--keep DIR]
 """
@@ -162,6 +164,45 @@ def dump_dom(browser: str, url: str) -> tuple[str, float]:
     return completed.stdout, time.perf_counter() - started
 
 
+INDEX_BLOCK = re.compile(
+    r'<script type="application/json" id="browser-data-[^"]*">.*?</script>', re.S
+)
+DETAILS_BLOCK = re.compile(
+    r'<script type="application/json" id="browser-details-[^"]*">.*?</script>\n?', re.S
+)
+CODE_BLOCK = re.compile(r"<script>.*?</script>\n?", re.S)
+
+
+def index_share(html: str) -> float:
+    """The share of the page taken by the browsers' index blocks."""
+    return sum(len(block) for block in INDEX_BLOCK.findall(html)) / len(html)
+
+
+def old_layout(html: str) -> str:
+    """The page laid out as before the index/details split: every data block before the
+    script (the details right after the index) and the script at the end of the body."""
+    code = CODE_BLOCK.search(html)
+    if code is None:
+        raise SystemExit("the page has no script")
+    details = "".join(DETAILS_BLOCK.findall(html))
+    body = DETAILS_BLOCK.sub("", CODE_BLOCK.sub("", html))
+    body = INDEX_BLOCK.sub(lambda m: m.group(0) + "\n" + details, body, count=1)
+    return body.replace("</body>", code.group(0) + "</body>")
+
+
+def measure(browser: str, page: Path, label: str) -> str:
+    """Size, first paint, browser ready and load event of one page in headless Chromium."""
+    dom, wall = dump_dom(browser, page.as_uri())
+    html = page.read_text(encoding="utf-8")
+    print(
+        f"{label}: page {page.stat().st_size / 1e6:.2f} MB (index {index_share(html):.1%}); "
+        f"first paint {body_timing(dom, 'first-paint-ms')}, browser ready "
+        f"{body_timing(dom, 'browser-ready-ms')}, load event {body_timing(dom, 'load-ms')}; "
+        f"wall {wall:.1f} s for launch, load and dump"
+    )
+    return dom
+
+
 def body_timing(dom: str, name: str) -> str:
     found = re.search(rf'<body[^>]*\sdata-{name}="([0-9.]+)"', dom)
     return f"{found.group(1)} ms" if found else "not measured"
@@ -199,13 +240,11 @@ def main() -> int:
     if browser is None:
         print("Chromium not found: no browser timings")
         return 0
-    dom, wall = dump_dom(browser, page.as_uri())
+    dom = measure(browser, page, "headless Chromium, index first, details last")
     total = shown(dom)
-    print(
-        f"headless Chromium: first paint {body_timing(dom, 'first-paint-ms')}, first "
-        f"contentful paint {body_timing(dom, 'first-contentful-paint-ms')}, load event "
-        f"{body_timing(dom, 'load-ms')}; wall {wall:.1f} s for launch, load and dump"
-    )
+    control = root / "report-old-layout.html"
+    control.write_text(old_layout(page.read_text(encoding="utf-8")), encoding="utf-8")
+    measure(browser, control, "control, all data before the script at the end")
     rows = dom.count('<details class="sample"')
     print(f"sample browser: {total[0]} of {total[1]} questions; {rows} rows in the DOM")
     filtered, _ = dump_dom(browser, page.as_uri() + "#system=grpo&min=0.9&sort=diff")

@@ -17,6 +17,7 @@ import zlib
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -339,7 +340,17 @@ def test_the_only_scripts_are_the_browsers_own_allowed_by_their_hash(
     blocks = SCRIPT_BLOCK.findall(html)
     code = [body for attributes, body in blocks if not attributes.strip()]
     data = [body for attributes, body in blocks if 'type="application/json"' in attributes]
-    assert len(code) == 1 and len(data) == 2 and len(blocks) == 3  # one per section
+    # per browser (one per section) an index block and, for its 8 questions, one details block
+    assert len(code) == 1 and len(data) == 4 and len(blocks) == 5
+    index = [body for attributes, body in blocks if 'id="browser-data-' in attributes]
+    details = [body for attributes, body in blocks if 'id="browser-details-' in attributes]
+    assert len(index) == 2 and len(details) == 2
+    # the script comes after every index and before every details block
+    assert (
+        html.index('id="browser-data-1"')
+        < html.index("<script>")
+        < html.index('id="browser-details-0-0"')
+    )
     digest = base64.b64encode(hashlib.sha256(code[0].encode("utf-8")).digest()).decode()
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
     assert policy is not None
@@ -454,9 +465,25 @@ def console_messages(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
 
 
-def png_pixels(data: bytes) -> tuple[int, int, list[list[tuple[int, ...]]]]:
-    """Width, height and the pixel rows of an 8-bit, non-interlaced PNG (what Chromium writes);
-    Pillow is not a dependency."""
+def _unfilter_sequential(kind: int, line: list[int], up: list[int], channels: int) -> None:
+    """PNG's Average (3) and Paeth (4) filters, undone in place: each byte needs the one to
+    its left, already undone, so these rows are done byte by byte."""
+    for x in range(len(line)):
+        left = line[x - channels] if x >= channels else 0
+        if kind == 3:
+            line[x] = (line[x] + (left + up[x]) // 2) & 0xFF
+            continue
+        corner = up[x - channels] if x >= channels else 0
+        p = left + up[x] - corner
+        pa, pb, pc = abs(p - left), abs(p - up[x]), abs(p - corner)
+        predictor = left if pa <= pb and pa <= pc else (up[x] if pb <= pc else corner)
+        line[x] = (line[x] + predictor) & 0xFF
+
+
+def png_pixels(data: bytes) -> np.ndarray:
+    """The pixels (height × width × channels, uint8) of an 8-bit, non-interlaced PNG (what
+    Chromium writes). Pillow is not a dependency; numpy undoes the None, Sub and Up filters
+    (most of Chromium's rows) a row at a time."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     offset, idat, header = 8, b"", b""
     while offset < len(data):
@@ -471,32 +498,67 @@ def png_pixels(data: bytes) -> tuple[int, int, list[list[tuple[int, ...]]]]:
     width, height, depth, colour_type, _, _, interlace = struct.unpack(">IIBBBBB", header)
     assert depth == 8 and interlace == 0, (depth, interlace)
     channels = {0: 1, 2: 3, 4: 2, 6: 4}[colour_type]
-    stride = width * channels
-    raw = zlib.decompress(idat)
-    rows: list[bytes] = []
-    previous = bytearray(stride)
+    raw = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(height, width * channels + 1)
+    rows = np.zeros((height, width * channels), dtype=np.uint8)
+    previous = np.zeros(width * channels, dtype=np.uint8)
     for y in range(height):
-        kind = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
-        for x in range(stride):
-            left = line[x - channels] if x >= channels else 0
-            up = previous[x]
-            corner = previous[x - channels] if x >= channels else 0
-            if kind == 1:
-                line[x] = (line[x] + left) & 0xFF
-            elif kind == 2:
-                line[x] = (line[x] + up) & 0xFF
-            elif kind == 3:
-                line[x] = (line[x] + (left + up) // 2) & 0xFF
-            elif kind == 4:
-                p = left + up - corner
-                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
-                predictor = left if pa <= pb and pa <= pc else (up if pb <= pc else corner)
-                line[x] = (line[x] + predictor) & 0xFF
-        rows.append(bytes(line))
-        previous = line
-    pixels = [[tuple(row[x : x + channels]) for x in range(0, stride, channels)] for row in rows]
-    return width, height, pixels
+        kind, line = int(raw[y, 0]), raw[y, 1:]
+        if kind == 0:
+            rows[y] = line
+        elif kind == 1:  # Sub: a running sum along the row, per channel (uint8 wraps as PNG)
+            rows[y] = np.cumsum(line.reshape(width, channels), axis=0, dtype=np.uint8).ravel()
+        elif kind == 2:
+            rows[y] = line + previous
+        else:
+            undone = line.tolist()
+            _unfilter_sequential(kind, undone, previous.tolist(), channels)
+            rows[y] = undone
+        previous = rows[y]
+    return rows.reshape(height, width, channels)
+
+
+def colour_counts(pixels: np.ndarray) -> Counter[tuple[int, int, int]]:
+    """How many pixels have each RGB colour."""
+    packed = pixels[:, :, :3].reshape(-1, 3).astype(np.uint32)
+    values, counts = np.unique(
+        (packed[:, 0] << 16) | (packed[:, 1] << 8) | packed[:, 2], return_counts=True
+    )
+    return Counter(
+        {
+            (int(v) >> 16, (int(v) >> 8) & 0xFF, int(v) & 0xFF): int(c)
+            for v, c in zip(values, counts, strict=True)
+        }
+    )
+
+
+def test_png_decoder_reads_every_filter() -> None:
+    # a 3×4 RGB image written with each filter: the decoder must give back the pixels
+    image = np.arange(36, dtype=np.uint8).reshape(4, 9) * 7
+    filtered = []
+    for y, kind in enumerate((0, 1, 2, 3)):
+        line, up = (
+            image[y].astype(int),
+            (image[y - 1] if y else np.zeros(9, dtype=np.uint8)).astype(int),
+        )
+        left = np.concatenate([[0, 0, 0], line[:-3]])
+        predictor = {0: 0, 1: left, 2: up, 3: (left + up) // 2}[kind]
+        filtered.append(bytes([kind]) + bytes(((line - predictor) % 256).astype(np.uint8)))
+    paeth_image = np.vstack([image, image[:1] ^ 0x55])
+    line, up = paeth_image[4].astype(int), paeth_image[3].astype(int)
+    left = np.concatenate([[0, 0, 0], line[:-3]])
+    corner = np.concatenate([[0, 0, 0], up[:-3]])
+    p = left + up - corner
+    pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+    predictor = np.where((pa <= pb) & (pa <= pc), left, np.where(pb <= pc, up, corner))
+    filtered.append(bytes([4]) + bytes(((line - predictor) % 256).astype(np.uint8)))
+    header = struct.pack(">IIBBBBB", 3, 5, 8, 2, 0, 0, 0)
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + b"\0\0\0\0"
+
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+    png += chunk(b"IDAT", zlib.compress(b"".join(filtered))) + chunk(b"IEND", b"")
+    assert (png_pixels(png) == paeth_image.reshape(5, 3, 3)).all()
 
 
 def test_console_check_catches_a_script_error(tmp_path: Path) -> None:
@@ -513,7 +575,7 @@ def test_page_loads_in_headless_chromium_with_plots_and_no_console_errors(
     report, _, _ = page
     shot = tmp_path / "report.png"
     # one launch does both; half scale: the 1280×2400 page in 640×1200 pixels, which the
-    # pure-Python decoder reads fast
+    # decoder reads fast
     dom = run_chromium(
         report,
         "--dump-dom",
@@ -531,15 +593,13 @@ def test_page_loads_in_headless_chromium_with_plots_and_no_console_errors(
     # the sample browser drew itself: every question counted, one page of rows, none opened
     assert 'data-shown="8" data-total="8"' in body
     assert body.count('<details class="sample"') == 8 + 8  # eval's and compare's questions
-    width, height, pixels = png_pixels(shot.read_bytes())
-    assert (width, height) == (640, 1200)
-    grey = [sum(p[:3]) / 3 for row in pixels[::4] for p in row[::4]]
-    mean = sum(grey) / len(grey)
-    variance = sum((v - mean) ** 2 for v in grey) / len(grey)
+    pixels = png_pixels(shot.read_bytes())
+    assert pixels.shape[:2] == (1200, 640)
+    variance = float(pixels[:, :, :3].mean(axis=2).var())
     assert variance > 500, variance  # a blank page has 0
     # the plots are drawn: the bars of the first system in its palette colour (#0072B2) and
     # the second's (#E69F00) cover many pixels
-    colours = Counter(p[:3] for row in pixels for p in row)
+    colours = colour_counts(pixels)
     assert colours[(0x00, 0x72, 0xB2)] > 500, colours.most_common(8)
     assert colours[(0xE6, 0x9F, 0x00)] > 500, colours.most_common(8)
 

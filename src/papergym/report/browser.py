@@ -2,8 +2,15 @@
 and drawn a page at a time by ``templates/browser.js`` (inline, allowed by its hash under the
 page's Content-Security-Policy).
 
-The data is untrusted text: it travels in a ``<script type="application/json">`` block (never
-executed) with ``<``, ``>`` and ``&`` written as JSON escapes, so no answer can close the block
+The data comes in two parts so that a page of 10,000 questions is usable before it has
+finished loading: a small *index* (per question what the list, the filters and the sort read:
+id, title, each system's score and ``[criterion, met]`` checks) placed right after the
+browser's container, before the script; and the *details* (question text, answers, reasons,
+quotes, criterion texts) in blocks of ``DETAIL_CHUNK`` questions at the end of the page, read
+(one block, once) only when a question is opened.
+
+The data is untrusted text: it travels in ``<script type="application/json">`` blocks (never
+executed) with ``<``, ``>`` and ``&`` written as JSON escapes, so no answer can close a block
 or open a comment; the script reads it with ``JSON.parse`` and writes it with ``textContent``
 only, never as HTML.
 """
@@ -27,6 +34,8 @@ from papergym.report.parts import CompareDir, EvalDir
 
 BROWSER_ANSWER_CHARS = 4000  # an answer longer than this is cut in the browser (marked so)
 TITLE_CHARS = 140
+DETAIL_CHUNK = 200  # questions per details block: opening one question parses only its block
+FILTER_CRITERIA = 500  # criterion ids offered in the filter's list (any id can be typed)
 
 
 @dataclass(frozen=True)
@@ -55,13 +64,41 @@ def embed_json(payload: object) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def browser_markup(key: str, kind: str, payload: dict[str, Any]) -> Markup:
-    """The browser's container (filled by the script) and its data block."""
+@dataclass(frozen=True)
+class BrowserMarkup:
+    """A sample browser's two places in the page: its container and index (in its section)
+    and its details blocks (at the end of the body, after the script)."""
+
+    index: Markup
+    details: Markup
+
+
+def browser_markup(
+    key: str, kind: str, head: dict[str, Any], rows: Sequence[tuple[dict[str, Any], dict[str, Any]]]
+) -> BrowserMarkup:
+    """The browser's container with its index block, and its details blocks. ``head`` is what
+    all questions share (kind, systems, score name); ``rows`` is each question's (index entry,
+    details entry), in the list's order."""
     data_id = f"browser-data-{escape(key)}"
-    return Markup(
-        f'<div class="browser" data-kind="{escape(kind)}" data-source="{data_id}">'
-        '<p class="note">The sample browser needs the page\'s inline script.</p></div>\n'
-        f'<script type="application/json" id="{data_id}">{embed_json(payload)}</script>'
+    details_id = f"browser-details-{escape(key)}"
+    criteria = sorted(
+        {c[0] for item, _ in rows for e in item["systems"].values() for c in e["checks"]}
+    )
+    index = {**head, "chunk": DETAIL_CHUNK, "criteria": criteria[:FILTER_CRITERIA]}
+    index["items"] = [item for item, _ in rows]
+    blocks = [
+        f'<script type="application/json" id="{details_id}-{number}">'
+        f"{embed_json([detail for _, detail in rows[start : start + DETAIL_CHUNK]])}</script>"
+        for number, start in enumerate(range(0, len(rows), DETAIL_CHUNK))
+    ]
+    return BrowserMarkup(
+        Markup(
+            f'<div class="browser" data-kind="{escape(kind)}" data-source="{data_id}" '
+            f'data-details="{details_id}">'
+            '<p class="note">The sample browser needs the page\'s inline script.</p></div>\n'
+            f'<script type="application/json" id="{data_id}">{embed_json(index)}</script>'
+        ),
+        Markup("\n".join(blocks)),
     )
 
 
@@ -83,46 +120,63 @@ def _verdict_row(verdict: er.EvalVerdict) -> list[Any]:
     ]
 
 
-def _eval_entry(answer: er.EvalAnswer | None, score: er.EvalScore | None) -> dict[str, Any]:
+def _eval_entry(
+    answer: er.EvalAnswer | None, score: er.EvalScore | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One system's answer to one question: (its index entry, its details entry)."""
     text = answer.answer if answer else ""
-    return {
-        "score": score.value if score else None,
-        "unscored": (score.unscored_reason or "unscored")
+    checks = [_verdict_row(v) for v in score.verdicts] if score else []
+    unscored = (
+        (score.unscored_reason or "unscored")
         if score is not None and score.value is None
-        else ("not scored" if score is None else ""),
-        "words": answer.words if answer else 0,
-        "text": text[:BROWSER_ANSWER_CHARS],
-        "cut": len(text) > BROWSER_ANSWER_CHARS,
-        "checks": [_verdict_row(v) for v in score.verdicts] if score else [],
-    }
+        else ("not scored" if score is None else "")
+    )
+    return (
+        {
+            "score": score.value if score else None,
+            "unscored": unscored,
+            "checks": [[row[0], row[2]] for row in checks],
+        },
+        {
+            "words": answer.words if answer else 0,
+            "text": text[:BROWSER_ANSWER_CHARS],
+            "cut": len(text) > BROWSER_ANSWER_CHARS,
+            "checks": checks,
+        },
+    )
 
 
-def eval_browser(directory: EvalDir, key: str) -> Markup:
+def eval_browser(directory: EvalDir, key: str) -> BrowserMarkup:
     """Every question of an eval folder (sample 0 of each), each system's answer, score and
     verdicts with their reasons."""
     systems = [s.system.name for s in directory.summary.systems]
     answers = {(a.system, a.instance_id): a for a in directory.answers if a.sample == 0}
     scores = {(s.system, s.instance_id): s for s in directory.scores if s.sample == 0}
     ids = sorted({instance_id for _, instance_id in scores} | {i for _, i in answers})
-    items = []
+    rows = []
     for instance_id in ids:
         asked = directory.questions.get(instance_id)
-        items.append(
-            {
-                "id": instance_id,
-                "title": _title(asked.question if asked else ""),
-                "question": asked.question if asked else "",
-                "criteria": asked.criteria if asked else {},
-                "systems": {
-                    name: _eval_entry(
-                        answers.get((name, instance_id)), scores.get((name, instance_id))
-                    )
-                    for name in systems
+        entries = {
+            name: _eval_entry(answers.get((name, instance_id)), scores.get((name, instance_id)))
+            for name in systems
+        }
+        question = asked.question if asked else ""
+        rows.append(
+            (
+                {
+                    "id": instance_id,
+                    "title": _title(question),
+                    "systems": {name: entry[0] for name, entry in entries.items()},
                 },
-            }
+                {
+                    "question": question,
+                    "criteria": asked.criteria if asked else {},
+                    "systems": {name: entry[1] for name, entry in entries.items()},
+                },
+            )
         )
-    payload = {"kind": "eval", "systems": systems, "score": "reward", "items": items}
-    return browser_markup(key, "eval", payload)
+    head = {"kind": "eval", "systems": systems, "score": "reward"}
+    return browser_markup(key, "eval", head, rows)
 
 
 def _compare_checks(verdicts: Sequence[cr.CompareVerdict], system: str) -> list[list[Any]]:
@@ -139,30 +193,31 @@ def _compare_checks(verdicts: Sequence[cr.CompareVerdict], system: str) -> list[
     return rows
 
 
-def compare_browser(directory: CompareDir, key: str) -> Markup:
+def compare_browser(directory: CompareDir, key: str) -> BrowserMarkup:
     """Every question of a compare folder: per system, the share of parsed picks it won and
     each verdict (judge, order shown, criterion) with the judge's reason."""
     systems = list(directory.summary.systems)
     by_question: dict[str, list[cr.CompareVerdict]] = defaultdict(list)
     for verdict in directory.verdicts:
         by_question[verdict.instance_id].append(verdict)
-    items = []
+    rows = []
     for instance_id in sorted(by_question):
         verdicts = by_question[instance_id]
-        entries = {}
+        index, details = {}, {}
         for name in systems:
             checks = _compare_checks(verdicts, name)
             decided = [row[2] for row in checks if row[2] is not None]
-            entries[name] = {
+            index[name] = {
                 "score": sum(decided) / len(decided) if decided else None,
                 "unscored": "" if decided else "no parsed verdict",
-                "words": 0,
-                "text": "",
-                "cut": False,
-                "checks": checks,
+                "checks": [[row[0], row[2]] for row in checks],
             }
-        items.append(
-            {"id": instance_id, "title": "", "question": "", "criteria": {}, "systems": entries}
+            details[name] = {"words": 0, "text": "", "cut": False, "checks": checks}
+        rows.append(
+            (
+                {"id": instance_id, "title": "", "systems": index},
+                {"question": "", "criteria": {}, "systems": details},
+            )
         )
-    payload = {"kind": "compare", "systems": systems, "score": "share won", "items": items}
-    return browser_markup(key, "compare", payload)
+    head = {"kind": "compare", "systems": systems, "score": "share won"}
+    return browser_markup(key, "compare", head, rows)

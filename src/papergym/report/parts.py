@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from markupsafe import Markup
 from pydantic import BaseModel, ValidationError
@@ -18,6 +18,9 @@ from papergym.eval.compare import records as cr
 from papergym.jsonl import read_jsonl
 from papergym.report import plots
 from papergym.sources.files import refuse_link_out
+
+if TYPE_CHECKING:  # browser.py reads this module's folder types
+    from papergym.report.browser import BrowserMarkup
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -83,7 +86,7 @@ class Section:
     detail_tables: list[Table] = field(default_factory=list)
     examples: list[Example] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    browser: Markup | None = None  # the sample browser (eval and compare folders)
+    browser: BrowserMarkup | None = None  # the sample browser (eval and compare folders)
 
 
 # ---------------------------------------------------------------------------------------- input

@@ -1,6 +1,9 @@
-// The sample browser of `papergym report`: reads each browser's JSON block and draws one page
-// of questions at a time (a question's answers only when it is opened), so a page of 10,000
-// samples stays usable. Data is written with textContent only: answers are untrusted text.
+// The sample browser of `papergym report`: reads each browser's index block (ids, titles,
+// scores, [criterion, met] checks) and draws one page of questions at a time. A question's
+// details (text, answers, reasons) sit in blocks of `chunk` questions at the end of the page,
+// after this script: opening a question parses only its block, once, and waits for the page
+// to finish parsing if it has not yet. So a page of 10,000 samples is usable before it has
+// loaded. Data is written with textContent only: answers are untrusted text.
 // The filter can be set from the address: #system=NAME&min=0&max=0.5&criterion=ID&met=no&sort=diff&page=2
 // and a question opened: #open=ID (how the browser tests drive it without a driver).
 "use strict";
@@ -35,6 +38,8 @@
   function Browser(root, data) {
     this.root = root;
     this.data = data;
+    this.chunks = {};  // details blocks parsed so far, by number
+    data.items.forEach(function (item, at) { item.at = at; });
     this.state = { system: "", min: "", max: "", criterion: "", met: "any", sort: "question", page: 1, open: "" };
     var given = hashState();
     for (var key in this.state) if (Object.prototype.hasOwnProperty.call(given, key)) this.state[key] = given[key];
@@ -84,7 +89,7 @@
       return names.some(function (name) {
         var entry = item.systems[name];
         return entry && entry.checks.some(function (check) {
-          return (s.criterion === "" || check[0] === s.criterion) && (wanted === undefined || check[2] === wanted);
+          return (s.criterion === "" || check[0] === s.criterion) && (wanted === undefined || check[1] === wanted);
         });
       });
     }
@@ -149,14 +154,9 @@
     var criterion = el("input");
     criterion.placeholder = "any";
     criterion.size = 12;
-    var ids = {};
     var list = el("datalist");
     list.id = this.root.dataset.source + "-criteria";
-    this.data.items.some(function (item) {
-      for (var name in item.systems) item.systems[name].checks.forEach(function (c) { ids[c[0]] = true; });
-      return Object.keys(ids).length > 300;
-    });
-    Object.keys(ids).sort().forEach(function (id) { var o = el("option"); o.value = id; list.appendChild(o); });
+    this.data.criteria.forEach(function (id) { var o = el("option"); o.value = id; list.appendChild(o); });
     criterion.setAttribute("list", list.id);
     this.control("criterion", criterion, "criterion");
     this.controls.appendChild(list);
@@ -219,19 +219,41 @@
     return details;
   };
 
+  Browser.prototype.detail = function (item) {
+    // the question's details: its block parsed on first use, then kept
+    var number = Math.floor(item.at / this.data.chunk);
+    if (!this.chunks[number]) {
+      var block = document.getElementById(this.root.dataset.details + "-" + number);
+      this.chunks[number] = block ? JSON.parse(block.textContent) : [];
+    }
+    return this.chunks[number][item.at % this.data.chunk] || { question: "", criteria: {}, systems: {} };
+  };
+
   Browser.prototype.fill = function (details, item) {
     var self = this;
-    if (item.question) details.appendChild(el("p", item.question, "question"));
+    if (document.readyState === "loading") {
+      // the details blocks come after this script: wait until the parser has read them all
+      var waiting = el("p", "loading…", "loading");
+      details.appendChild(waiting);
+      document.addEventListener("DOMContentLoaded", function () {
+        details.removeChild(waiting);
+        self.fill(details, item);
+      });
+      return;
+    }
+    var more = this.detail(item);
+    if (more.question) details.appendChild(el("p", more.question, "question"));
     this.systemsShown().forEach(function (name) {
       var entry = item.systems[name];
       if (!entry) return;
+      var full = more.systems[name] || { words: 0, text: "", cut: false, checks: [] };
       var score = entry.score === null ? "unscored (" + entry.unscored + ")" : self.data.score + " " + fmt(entry.score);
-      var words = self.data.kind === "eval" ? " · " + entry.words + " words" : "";
+      var words = self.data.kind === "eval" ? " · " + full.words + " words" : "";
       details.appendChild(el("h4", name + words + " · " + score));
       if (self.data.kind === "eval") {
-        details.appendChild(el("pre", entry.text + (entry.cut ? "\n[… cut here in the report]" : ""), "answer"));
+        details.appendChild(el("pre", full.text + (full.cut ? "\n[… cut here in the report]" : ""), "answer"));
       }
-      if (entry.checks.length) details.appendChild(self.checks(entry.checks, item.criteria || {}));
+      if (full.checks.length) details.appendChild(self.checks(full.checks, more.criteria || {}));
     });
   };
 
@@ -260,7 +282,7 @@
   };
 
   function timing() {
-    // time to first paint, for benchmarks/report_scale.py (read from the DOM after load)
+    // time to first paint and to load, for benchmarks/report_scale.py (read from the DOM after load)
     var paints = performance.getEntriesByType ? performance.getEntriesByType("paint") : [];
     paints.forEach(function (entry) {
       document.body.dataset[entry.name === "first-paint" ? "firstPaintMs" : "firstContentfulPaintMs"] = entry.startTime.toFixed(1);
@@ -269,10 +291,16 @@
     if (nav) document.body.dataset.loadMs = nav.loadEventStart.toFixed(1);
   }
 
+  var drawn = 0;
   document.querySelectorAll("div.browser").forEach(function (root) {
     var source = document.getElementById(root.dataset.source);
-    if (source) new Browser(root, JSON.parse(source.textContent));
+    if (source) {
+      new Browser(root, JSON.parse(source.textContent));
+      drawn += 1;
+    }
   });
+  // "browser ready": every list drawn and usable, though the details may still be loading
+  if (drawn) document.body.dataset.browserReadyMs = performance.now().toFixed(1);
   window.addEventListener("load", function () {
     window.requestAnimationFrame(function () { window.setTimeout(timing, 0); });
   });
