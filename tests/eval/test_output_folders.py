@@ -170,7 +170,12 @@ def test_report_never_replaces_a_markdown_file_it_did_not_write(
     for _ in range(2):
         written = runner.invoke(app, ["report", str(evaluated), "-o", str(page)])
         assert written.exit_code == 0, written.output
-    assert mine.read_text(encoding="utf-8").startswith("# PaperGym evaluation report")
+    assert mine.read_text(encoding="utf-8").startswith("# PaperGym report: evaluation\n")
+    assert "<title>PaperGym report: evaluation</title>" in page.read_text(encoding="utf-8")
+    # a page and notes written by an earlier version (titled "evaluation report") are its own
+    page.write_text("<html><title>PaperGym evaluation report</title></html>", encoding="utf-8")
+    mine.write_text("# PaperGym evaluation report\n", encoding="utf-8")
+    assert runner.invoke(app, ["report", str(evaluated), "-o", str(page)]).exit_code == 0
 
 
 def test_compare_never_mixes_in_verdicts_of_the_judge_model_on_another_server(

@@ -428,3 +428,13 @@ def test_a_real_ares_build_is_reported(tmp_path: Path, monkeypatch: pytest.Monke
         "build-tokens",
     ]
     assert ">prefilter · min_words</text>" in html
+
+
+def test_the_page_is_titled_by_the_kinds_it_shows() -> None:
+    from papergym.report.render import report_title
+
+    assert report_title(["train", "train", "build"]) == "PaperGym report: training, build"
+    assert (
+        report_title(["review-eval", "review"]) == "PaperGym report: reviewer evaluation, reviews"
+    )
+    assert report_title([]) == "PaperGym report"

@@ -15,9 +15,26 @@ from papergym import __version__
 from papergym.report.browser import browser_script
 from papergym.report.parts import Section, Table
 
-MARKDOWN_TITLE = "# PaperGym evaluation report"
-HTML_TITLE = "<title>PaperGym evaluation report</title>"
-"""How a page or Markdown file this command wrote begins: only those are ever replaced."""
+TITLE = "PaperGym report"
+KIND_NAMES = {
+    "eval": "evaluation",
+    "compare": "comparison",
+    "train": "training",
+    "review": "reviews",
+    "review-eval": "reviewer evaluation",
+    "build": "build",
+}
+# How a Markdown file or page this command wrote begins: only those are ever replaced (pages
+# written before the report took every folder kind were all titled "evaluation report").
+MARKDOWN_MARKERS = (f"# {TITLE}", "# PaperGym evaluation report")
+HTML_MARKERS = (f"<title>{TITLE}", "<title>PaperGym evaluation report</title>")
+
+
+def report_title(kinds: Sequence[str]) -> str:
+    """The page's title from the kinds of folder it shows, each named once in order:
+    "PaperGym report: training, build"."""
+    names = list(dict.fromkeys(KIND_NAMES.get(kind, kind) for kind in kinds))
+    return f"{TITLE}: {', '.join(names)}" if names else TITLE
 
 
 def _environment() -> jinja2.Environment:
@@ -26,7 +43,7 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def render_html(sections: Sequence[Section], inputs: Sequence[Path]) -> str:
+def render_html(sections: Sequence[Section], inputs: Sequence[Path], title: str = TITLE) -> str:
     template_text = (
         resources.files("papergym.report")
         .joinpath("templates/report.html")
@@ -40,6 +57,7 @@ def render_html(sections: Sequence[Section], inputs: Sequence[Path]) -> str:
         script=Markup(script.text) if script else None,
         script_csp=script.csp_source if script else "",
         sections=sections,
+        title=title,
         inputs=[str(p) for p in inputs],
         version=__version__,
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -65,9 +83,9 @@ def md_table(table: Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(sections: Sequence[Section]) -> str:
+def render_markdown(sections: Sequence[Section], title: str = TITLE) -> str:
     parts = [
-        f"{MARKDOWN_TITLE}\n",
+        f"# {md_cell(title)}\n",
         f"Written by papergym {__version__}; the plots are in the HTML page.\n",
     ]
     for section in sections:

@@ -16,10 +16,11 @@ from papergym.report.eval import eval_section
 from papergym.report.kinds import REVIEW_EVAL_FILE, REVIEWS_FILE, folder_kind
 from papergym.report.parts import EvalDir, Section, load_input, read_summary
 from papergym.report.render import (
-    HTML_TITLE,
-    MARKDOWN_TITLE,
+    HTML_MARKERS,
+    MARKDOWN_MARKERS,
     render_html,
     render_markdown,
+    report_title,
 )
 from papergym.report.review import (
     ReviewDir,
@@ -47,7 +48,10 @@ def refuse_foreign_file(path: Path) -> None:
             head = handle.read(4096)
     except OSError as error:
         raise BadInputError(path, f"cannot be read: {error.strerror or error}") from None
-    ours = head.startswith(MARKDOWN_TITLE) if path.suffix == ".md" else HTML_TITLE in head
+    if path.suffix == ".md":
+        ours = head.startswith(MARKDOWN_MARKERS)
+    else:
+        ours = any(marker in head for marker in HTML_MARKERS)
     if not ours:
         raise BadInputError(
             path,
@@ -79,8 +83,9 @@ def write_report(
     for path in (out, markdown_path):
         refuse_foreign_file(path)
     sections = read_sections(inputs, examples)
-    html = render_html(sections, inputs)
-    markdown = render_markdown(sections)
+    title = report_title([folder_kind(path) for path in inputs])
+    html = render_html(sections, inputs, title)
+    markdown = render_markdown(sections, title)
     write_text_atomic(out, html)
     write_text_atomic(markdown_path, markdown)
     return ReportResult(out, markdown_path, len(sections))
