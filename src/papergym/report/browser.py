@@ -30,7 +30,7 @@ from markupsafe import Markup, escape
 
 from papergym.eval import records as er
 from papergym.eval.compare import records as cr
-from papergym.report.parts import CompareDir, EvalDir
+from papergym.report.parts import BrowserMarkup, CompareDir, EvalDir
 
 BROWSER_ANSWER_CHARS = 4000  # an answer longer than this is cut in the browser (marked so)
 TITLE_CHARS = 140
@@ -62,15 +62,6 @@ def embed_json(payload: object) -> str:
     ``<!--``), ``>`` or ``&`` is left as itself."""
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-@dataclass(frozen=True)
-class BrowserMarkup:
-    """A sample browser's two places in the page: its container and index (in its section)
-    and its details blocks (at the end of the body, after the script)."""
-
-    index: Markup
-    details: Markup
 
 
 def browser_markup(

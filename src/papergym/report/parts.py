@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from markupsafe import Markup
 from pydantic import BaseModel, ValidationError
@@ -19,10 +19,16 @@ from papergym.jsonl import read_jsonl
 from papergym.report import plots
 from papergym.sources.files import refuse_link_out
 
-if TYPE_CHECKING:  # browser.py reads this module's folder types
-    from papergym.report.browser import BrowserMarkup
-
 M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class BrowserMarkup:
+    """A sample browser's two places in the page: its container and index (in its section)
+    and its details blocks (at the end of the body, after the script)."""
+
+    index: Markup
+    details: Markup
 
 
 @dataclass(frozen=True)
