@@ -144,7 +144,8 @@ def load_instances(source: Path) -> tuple[list[Instance], str]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = settings_for("papergym", "extractive", None)
         result = asyncio.run(Builder(out=Path(tmp), settings=settings).run([source]))
-    return list(result.instances), f"extractive build of {source}"
+        instances = list(result.instances)  # read from the build's instances.jsonl, in tmp
+    return instances, f"extractive build of {source}"
 
 
 def variant(reference: str, index: int) -> str:

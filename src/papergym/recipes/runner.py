@@ -88,7 +88,8 @@ SCREEN_BATCH = 256
 
 @dataclass
 class BuildResult:
-    # Read from instances.jsonl on each pass (a build's memory must not grow with its corpus).
+    # Read from instances.jsonl on each pass (a build's memory must not grow with its corpus):
+    # iterate it before removing ``out`` (its length alone is kept in memory).
     instances: Sequence[Instance]
     drops: list[Drop]
     papers: int
