@@ -10,6 +10,7 @@ training workers running as other users.
 from __future__ import annotations
 
 import codecs
+import glob
 import itertools
 import json
 import os
@@ -64,6 +65,17 @@ def create_temp_dir(target: str | Path) -> Path:
             return tmp
         except FileExistsError:
             continue
+
+
+def remove_stale_temp_files(path: str | Path) -> int:
+    """Remove the temporary files a killed writer of ``path`` left beside it (a hard kill skips
+    the clean-up of :func:`write_jsonl`); return how many. Only for a file that this process
+    alone writes: another writer's file in progress would be removed too."""
+    path = Path(path)
+    stale = list(path.parent.glob(f".{glob.escape(path.name)}.*.tmp"))
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return len(stale)
 
 
 def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:

@@ -107,3 +107,24 @@ def test_the_assembly_streams_instances_and_returns_them_read_from_the_file(
     assert [i.title for i in instances] == [f"T{n}" for n in range(10)]
     assert instances[-1].title == "T9" and [i.title for i in instances[1:3]] == ["T1", "T2"]
     assert [i.title for i in instances] == [f"T{n}" for n in range(10)]  # a second pass
+
+
+def test_the_assembly_removes_what_a_killed_assembly_left(tmp_path: Path) -> None:
+    """A hard kill while instances.jsonl was written leaves its hidden temporary file; the next
+    assembly writes the file and removes the leftover (and nothing else beside it)."""
+    instance = rubric_instance(
+        "p0", ["The plan does x."], question="Q?", reference_answer="A.", title="T0"
+    )
+    instance = instance.model_copy(update={"source_path": "s0.tex"})
+    runner._save(tmp_path / "papers" / instance.paper_id / "instance.json", instance)
+    leftover = tmp_path / ".instances.jsonl.0123456789ab.tmp"
+    leftover.write_text('{"half": ', encoding="utf-8")
+    other = tmp_path / ".notes.jsonl.0123456789ab.tmp"  # not one of the build's files
+    other.write_text("kept", encoding="utf-8")
+    run = runner._Run(items=[("s0.tex", instance.paper_id)])
+    builder = runner.Builder(out=tmp_path, settings=BuildSettings())
+    builder._screen = lambda instances: iter(instances)  # type: ignore[method-assign]
+    instances, _ = builder._assemble(run, [])
+    assert [i.paper_id for i in instances] == [instance.paper_id]
+    assert not leftover.exists() and other.read_text(encoding="utf-8") == "kept"
+    assert sorted(p.name for p in tmp_path.glob(".*.tmp")) == [other.name]

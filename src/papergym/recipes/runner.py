@@ -45,7 +45,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from papergym.errors import BadInputError
-from papergym.jsonl import RereadRecords, reread_jsonl, write_jsonl, write_text_atomic
+from papergym.jsonl import (
+    RereadRecords,
+    remove_stale_temp_files,
+    reread_jsonl,
+    write_jsonl,
+    write_text_atomic,
+)
 from papergym.llm.client import LLMClient
 from papergym.llm.usage import UsageTracker
 from papergym.recipes.draft import PaperDraft
@@ -362,6 +368,8 @@ class Builder:
         """
         drops = list(run.drops)
         path = self.out / "instances.jsonl"
+        for name in ("instances.jsonl", "dropped.jsonl", "failed.jsonl"):  # a killed run's
+            remove_stale_temp_files(self.out / name)
         count = write_jsonl(path, self._screen(self._relocated(run, drops)))
         write_jsonl(self.out / "dropped.jsonl", drops)
         write_jsonl(self.out / "failed.jsonl", failures)
