@@ -145,3 +145,21 @@ def test_a_killed_task_is_resumed_from_its_papers_folders(tmp_path: Path) -> Non
         assert server.request_count - calls == calls  # the resume asked nothing new
     assert resumed["resumed_papers"] == 3  # of 4: the killed one was built again
     assert outputs(tmp_path / "engine")[:2] == outputs(tmp_path / "single")[:2]
+
+
+@pytest.mark.slow
+def test_a_paper_given_to_two_tasks_is_built_once(tmp_path: Path) -> None:
+    """Two sources with the same content, adjacent in build order, fall to two tasks running at
+    once: the tasks ask no more calls than one process, which drops the copy before building."""
+    pytest.importorskip("datatrove")
+    sources = write_sources(tmp_path / "papers")
+    shutil.copytree(sources / "toy", sources / "toy-again")  # the next source: the other task
+    two = ["build.engine=datatrove", "build.tasks=2", "build.workers=2"]
+    with FakeOpenAIServer(responder=responder, latency=0.05) as server:
+        single = llm_build(server, sources, tmp_path / "single", tmp_path / "cache-single")
+        calls = server.request_count
+        engine = llm_build(server, sources, tmp_path / "engine", tmp_path / "cache", *two)
+        engine_calls = server.request_count - calls
+    assert engine_calls == calls > 0
+    assert engine["instances"] == single["instances"]
+    assert outputs(tmp_path / "engine")[:2] == outputs(tmp_path / "single")[:2]

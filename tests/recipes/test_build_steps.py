@@ -170,3 +170,32 @@ def test_every_recipe_list_ends_in_the_instance_step(builder: str) -> None:
     unjudged = [s.name for s in recipe_steps("papergym", "llm", llm, leakage_judge=False)]
     if builder == "llm":
         assert judged[-2:] == ["leakage", "instance"] and "leakage" not in unjudged
+
+
+class SlowRecipe(ToyRecipe):
+    """The toy recipe with a slow first step, so that two builders overlap on one paper."""
+
+    async def stages(self, draft: PaperDraft) -> PaperDraft | Reject:
+        await asyncio.sleep(0.5)
+        return await super().stages(draft)
+
+
+def test_two_tasks_given_the_same_paper_build_it_once(tmp_path: Path) -> None:
+    """Two sources with the same content fall to two tasks (each sees only its share, so
+    neither drops the other's as a duplicate): the second waits for the first's lock on the
+    paper's folder and finds it finished, instead of building it a second time beside it."""
+    root = papers(tmp_path, count=1)
+    shutil.copytree(root / "paper-0", root / "paper-0-again")  # same content: same paper id
+    out, recipe = tmp_path / "out", SlowRecipe()
+    settings = settings_for("papergym", "extractive", None, paper_concurrency=1)
+
+    async def both() -> None:
+        tasks = [
+            Builder(out=out, settings=settings, steps=recipe.steps(), share=lambda i, r=r: i == r)
+            for r in (0, 1)
+        ]
+        await asyncio.gather(*(task.run([root]) for task in tasks))
+
+    asyncio.run(both())
+    assert recipe.runs == Counter({"stages": 1, "gate": 1, "instance": 1})
+    assert len(list((out / "papers").iterdir())) == 1  # one paper, one folder

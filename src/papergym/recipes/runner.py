@@ -55,6 +55,7 @@ from papergym.jsonl import (
 from papergym.llm.client import LLMClient
 from papergym.llm.usage import UsageTracker
 from papergym.recipes.draft import PaperDraft
+from papergym.recipes.locking import building
 from papergym.recipes.mix import UNKNOWN, source_disciplines
 from papergym.recipes.output import BuildSettings as BuildSettings
 from papergym.recipes.output import check_output as check_output
@@ -339,20 +340,23 @@ class Builder:
     ) -> BuildFailure | None:
         """Run the steps on one paper; an endpoint failure is returned and leaves it unfinished."""
         try:
-            paper: Paper = _load(folder / "paper.json", Paper)
-            (folder / "drop.json").unlink(missing_ok=True)  # an older build's endpoint failure
-            outcome = await run_item(
-                PaperDraft(paper=paper),
-                steps,
-                StepFolder(folder),
-                source=paper.meta.source_path,
-                item_id=paper.id,
-            )
-            if isinstance(outcome, BuildFailure):
-                return outcome
-            if isinstance(outcome, Drop):
-                _save(folder / "drop.json", outcome)
-            return None
+            async with building(folder):
+                if self._finished(folder, steps[-1]):
+                    return None  # another task was given the same paper and built it meanwhile
+                paper: Paper = _load(folder / "paper.json", Paper)
+                (folder / "drop.json").unlink(missing_ok=True)  # an older endpoint failure
+                outcome = await run_item(
+                    PaperDraft(paper=paper),
+                    steps,
+                    StepFolder(folder),
+                    source=paper.meta.source_path,
+                    item_id=paper.id,
+                )
+                if isinstance(outcome, BuildFailure):
+                    return outcome
+                if isinstance(outcome, Drop):
+                    _save(folder / "drop.json", outcome)
+                return None
         finally:
             semaphore.release()
             self._tick("papers", None, title[:40])
