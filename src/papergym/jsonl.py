@@ -35,6 +35,11 @@ _TEMP_FLAGS = (
 )
 
 
+def _temp_file_name(name: str, token: str) -> str:
+    """The hidden name of a temporary file for ``name`` (``token``: random, or a glob's ``*``)."""
+    return f".{name}.{token}.tmp"
+
+
 def create_temp_file(path: str | Path) -> tuple[int, Path]:
     """Create a fresh hidden temporary file beside ``path``; return its descriptor and path.
 
@@ -44,7 +49,7 @@ def create_temp_file(path: str | Path) -> tuple[int, Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        tmp = path.parent / _temp_file_name(path.name, secrets.token_hex(6))
         try:
             return os.open(tmp, _TEMP_FLAGS, 0o666), tmp
         except FileExistsError:
@@ -67,15 +72,13 @@ def create_temp_dir(target: str | Path) -> Path:
             continue
 
 
-def remove_stale_temp_files(path: str | Path) -> int:
+def remove_stale_temp_files(path: str | Path) -> None:
     """Remove the temporary files a killed writer of ``path`` left beside it (a hard kill skips
-    the clean-up of :func:`write_jsonl`); return how many. Only for a file that this process
-    alone writes: another writer's file in progress would be removed too."""
+    the clean-up of :func:`write_jsonl`). Only for a file that this process alone writes:
+    another writer's file in progress would be removed too."""
     path = Path(path)
-    stale = list(path.parent.glob(f".{glob.escape(path.name)}.*.tmp"))
-    for tmp in stale:
+    for tmp in path.parent.glob(_temp_file_name(glob.escape(path.name), "*")):
         tmp.unlink(missing_ok=True)
-    return len(stale)
 
 
 def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:

@@ -31,16 +31,21 @@ async def building(folder: Path) -> AsyncIterator[None]:
     (as before): a lock file that outlives a killed holder would stop every later build.
     """
     lock = FileLock(folder / LOCK_NAME, thread_local=False, fallback_to_soft=False)
-    while True:
-        try:
-            lock.acquire(blocking=False)
-            break
-        except Timeout:
-            await asyncio.sleep(POLL_S)
-        except (NotImplementedError, OSError):
-            yield
-            return
+    locked = await _acquire(lock)
     try:
         yield
     finally:
-        lock.release()
+        if locked:
+            lock.release()
+
+
+async def _acquire(lock: FileLock) -> bool:
+    """Wait for ``lock``, polling; False where the filesystem cannot lock at all."""
+    while True:
+        try:
+            lock.acquire(blocking=False)
+            return True
+        except Timeout:
+            await asyncio.sleep(POLL_S)
+        except (NotImplementedError, OSError):  # no flock here (some NFS set-ups)
+            return False
