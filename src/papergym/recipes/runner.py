@@ -372,11 +372,8 @@ class Builder:
         """
         drops = list(run.drops)
         path = self.out / "instances.jsonl"
-        for name in (
-            "instances.jsonl",
-            "dropped.jsonl",
-            "failed.jsonl",
-        ):  # a killed write's leftovers
+        # a killed write's leftovers
+        for name in ("instances.jsonl", "dropped.jsonl", "failed.jsonl"):
             remove_stale_temp_files(self.out / name)
         count = write_jsonl(path, self._screen(self._relocated(run, drops)))
         write_jsonl(self.out / "dropped.jsonl", drops)
